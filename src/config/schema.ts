@@ -1,0 +1,169 @@
+/**
+ * The configuration file's schema: one place that says what an operator may write, with defaults.
+ * Every field is documented in the README's configuration reference.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { CAPABILITIES } from '../protocol/capabilities.js';
+
+const Size = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^\\s*\\d+(\\.\\d+)?\\s*(b|kb|mb|gb|k|m|g)?\\s*$' })], {
+  description: 'a byte count, or a string such as "512kb" or "4mb"',
+});
+const Millis = (def: number) => Type.Integer({ minimum: 1, default: def });
+const Id = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$', description: 'an identifier: letters, digits and . _ : / -' });
+const Glob = Type.String({ minLength: 1 });
+
+export const MockOptionsSchema = Type.Object(
+  {
+    latency_ms: Type.Integer({ minimum: 0, default: 0 }),
+    chunk_delay_ms: Type.Integer({ minimum: 0, default: 0 }),
+    fail_status: Type.Optional(Type.Integer({ minimum: 400, maximum: 599 })),
+    fail_message: Type.Optional(Type.String()),
+    retry_after_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
+    malformed: Type.Boolean({ default: false }),
+    hang: Type.Boolean({ default: false }),
+    break_after_chunks: Type.Optional(Type.Integer({ minimum: 0 })),
+    error_after_chunks: Type.Optional(Type.Integer({ minimum: 0 })),
+    missing_capabilities: Type.Array(Type.Union(CAPABILITIES.map((c) => Type.Literal(c))), { default: [] }),
+    reply: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const ProviderSchema = Type.Object(
+  {
+    id: Id,
+    kind: Type.Union([Type.Literal('openai'), Type.Literal('anthropic'), Type.Literal('mock')]),
+    base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
+    api_key: Type.Optional(Type.String()),
+    headers: Type.Record(Type.String(), Type.String(), { default: {} }),
+    max_connections: Type.Integer({ minimum: 1, default: 128 }),
+    anthropic_version: Type.String({ default: '2023-06-01' }),
+    mock: Type.Optional(MockOptionsSchema),
+  },
+  { additionalProperties: false },
+);
+
+export const PriceSchema = Type.Object(
+  {
+    input_per_million_tokens: Type.Number({ minimum: 0, default: 0 }),
+    output_per_million_tokens: Type.Number({ minimum: 0, default: 0 }),
+    per_image: Type.Optional(Type.Number({ minimum: 0 })),
+    per_audio_second: Type.Optional(Type.Number({ minimum: 0 })),
+    per_video_second: Type.Optional(Type.Number({ minimum: 0 })),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const RouteSchema = Type.Object({ provider: Id, model: Type.String({ minLength: 1 }) }, { additionalProperties: false });
+
+export const ModelSchema = Type.Object(
+  {
+    id: Id,
+    owned_by: Type.String({ default: 'tollgate' }),
+    created: Type.Optional(Type.Integer({ minimum: 0 })),
+    capabilities: Type.Array(Type.Union(CAPABILITIES.map((c) => Type.Literal(c))), { minItems: 1, uniqueItems: true }),
+    context_window: Type.Integer({ minimum: 1 }),
+    max_output_tokens: Type.Integer({ minimum: 1, default: 4096 }),
+    price: PriceSchema,
+    routes: Type.Array(RouteSchema, { minItems: 1 }),
+  },
+  { additionalProperties: false },
+);
+
+export const LimitsSchema = Type.Object(
+  {
+    requests_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
+    tokens_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
+    daily: Type.Record(Type.String(), Type.Integer({ minimum: 1 }), { default: {} }),
+    max_in_flight: Type.Optional(Type.Integer({ minimum: 1 })),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const TierSchema = Type.Object(
+  {
+    models: Type.Array(Glob, { default: ['*'] }),
+    endpoints: Type.Array(Glob, { default: ['*'] }),
+    limits: LimitsSchema,
+  },
+  { additionalProperties: false },
+);
+
+export const ScopeSchema = Type.Object(
+  {
+    models: Type.Optional(Type.Array(Glob)),
+    endpoints: Type.Optional(Type.Array(Glob)),
+    sdks: Type.Optional(Type.Array(Glob)),
+  },
+  { additionalProperties: false },
+);
+
+export const KeySchema = Type.Object(
+  {
+    key: Type.String({ minLength: 1, description: 'the full API key, usually ${ENV_VAR}; generate one with `tollgate keys generate`' }),
+    name: Type.Optional(Type.String()),
+    status: Type.Union([Type.Literal('active'), Type.Literal('disabled')], { default: 'active' }),
+    scope: Type.Optional(ScopeSchema),
+  },
+  { additionalProperties: false },
+);
+
+export const AccountSchema = Type.Object(
+  {
+    id: Id,
+    name: Type.Optional(Type.String()),
+    tier: Type.String({ minLength: 1 }),
+    credits: Type.Number({ minimum: 0, default: 0 }),
+    keys: Type.Array(KeySchema, { default: [] }),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    server: Type.Object(
+      {
+        host: Type.String({ default: '127.0.0.1' }),
+        port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+        body_limit: Type.Optional(Size),
+        admin_token: Type.Optional(Type.String({ minLength: 16 })),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    storage: Type.Object(
+      { url: Type.String({ pattern: '^(sqlite|postgres|postgresql)://', default: 'sqlite://./data/tollgate.db' }) },
+      { additionalProperties: false, default: {} },
+    ),
+    upstream: Type.Object(
+      {
+        connect_timeout_ms: Millis(5_000),
+        timeout_ms: Millis(120_000),
+        idle_timeout_ms: Millis(60_000),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    generation: Type.Object({ budget_ms: Millis(600_000) }, { additionalProperties: false, default: {} }),
+    log: Type.Object(
+      {
+        level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
+        requests: Type.Boolean({ default: true }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    providers: Type.Array(ProviderSchema, { minItems: 1 }),
+    models: Type.Array(ModelSchema, { minItems: 1 }),
+    tiers: Type.Record(Id, TierSchema, { minProperties: 1 }),
+    accounts: Type.Array(AccountSchema, { default: [] }),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof ConfigSchema>;
+export type ProviderConfig = Static<typeof ProviderSchema>;
+export type MockOptions = Static<typeof MockOptionsSchema>;
+export type ModelConfig = Static<typeof ModelSchema>;
+export type TierConfig = Static<typeof TierSchema>;
+export type AccountConfig = Static<typeof AccountSchema>;
+export type KeyConfig = Static<typeof KeySchema>;
+export type ScopeConfig = Static<typeof ScopeSchema>;
+export type PriceConfig = Static<typeof PriceSchema>;

@@ -1,0 +1,68 @@
+/**
+ * Every error code Tollgate emits, with its HTTP status and a default message.
+ * The README's error table is checked against this list by a test, so a new code must be documented.
+ */
+import type { ErrorStatus } from './status-table.js';
+
+interface CodeSpec {
+  readonly status: ErrorStatus;
+  /** Used when the thrower has nothing more specific to say. */
+  readonly message: string;
+}
+
+export const ERROR_CODES = {
+  // 400: the request itself is wrong.
+  missing_required_parameter: { status: 400, message: 'A required parameter is missing.' },
+  invalid_parameter: { status: 400, message: 'A parameter has the wrong type, format or range.' },
+  invalid_json: { status: 400, message: 'The request body is not valid JSON.' },
+  unsupported_content_type: { status: 400, message: 'The request body must be sent as application/json.' },
+  bad_http_request: { status: 400, message: 'The HTTP request could not be parsed.' },
+  upstream_rejected_request: { status: 400, message: 'The upstream provider rejected the request as invalid.' },
+
+  // 401: who is calling is unknown.
+  missing_api_key: { status: 401, message: 'No API key was sent. Send it as "Authorization: Bearer <key>".' },
+  malformed_api_key: { status: 401, message: 'The Authorization header is not of the form "Bearer <key>" with a Tollgate key.' },
+  invalid_api_key: { status: 401, message: 'The API key is not known.' },
+  api_key_disabled: { status: 401, message: 'The API key has been disabled.' },
+
+  // 403: the caller is known but may not do this.
+  model_not_allowed: { status: 403, message: 'This key or its tier may not use this model.' },
+  endpoint_not_allowed: { status: 403, message: 'This key or its tier may not use this endpoint.' },
+  sdk_not_allowed: { status: 403, message: 'This key may not be used from this SDK.' },
+
+  // 404
+  model_not_found: { status: 404, message: 'The model does not exist. Check the id against GET /v1/models.' },
+  route_not_found: { status: 404, message: 'No such route.' },
+
+  // 408
+  generation_timeout: { status: 408, message: 'The generation exceeded the time budget for this request.' },
+
+  // 413
+  request_too_large: { status: 413, message: 'The request body is over the size limit.' },
+
+  // 422: valid values that cannot be served together.
+  context_length_exceeded: { status: 422, message: "The prompt plus the requested output exceed the model's context window." },
+  incompatible_parameters: { status: 422, message: 'The parameters cannot be used together.' },
+  model_capability_missing: { status: 422, message: 'The model does not have a capability this request needs.' },
+
+  // 500
+  internal_error: { status: 500, message: 'An unexpected fault occurred in the gateway.' },
+
+  // 501
+  capability_not_implemented: { status: 501, message: 'No provider adapter for this model implements the requested capability.' },
+
+  // 502: the upstream answered with something we cannot use.
+  upstream_error: { status: 502, message: 'The upstream provider failed to serve the request.' },
+  upstream_malformed_response: { status: 502, message: 'The upstream provider returned a response that could not be used.' },
+  upstream_auth_failed: { status: 502, message: "The gateway's credentials for the upstream provider were refused." },
+  upstream_unreachable: { status: 502, message: 'The upstream provider could not be reached.' },
+  upstream_stream_truncated: { status: 502, message: 'The upstream provider ended the stream before it was complete.' },
+
+  // 503
+  upstream_unavailable: { status: 503, message: 'The upstream provider is overloaded or rate limiting the gateway.' },
+
+  // 504
+  upstream_timeout: { status: 504, message: 'The upstream provider did not answer in time.' },
+} as const satisfies Record<string, CodeSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;

@@ -1,0 +1,37 @@
+/**
+ * Turning any thrown thing into what goes on the wire: the spec's envelope and the headers
+ * that tell clients whether and when to retry (see shared/guides/CLIENTS.md).
+ */
+import { GatewayError } from './gateway-error.js';
+
+export interface ErrorEnvelope {
+  error: { message: string; type: string; param: string | null; code: string };
+}
+
+/** Anything that is not already a GatewayError is an unexpected fault: 500, with its detail kept out. */
+export function toGatewayError(value: unknown): GatewayError {
+  if (value instanceof GatewayError) return value;
+  return new GatewayError('internal_error', undefined, { cause: value });
+}
+
+export function toEnvelope(err: GatewayError): ErrorEnvelope {
+  return { error: { message: err.message, type: err.type, param: err.param, code: err.code } };
+}
+
+export function envelopeJson(err: GatewayError): string {
+  return JSON.stringify(toEnvelope(err));
+}
+
+/** Headers every error response carries besides X-Request-Id. */
+export function errorHeaders(err: GatewayError): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json; charset=utf-8',
+    'x-should-retry': err.retryable ? 'true' : 'false',
+  };
+  if (err.retryAfterSeconds !== undefined) {
+    const seconds = Math.max(1, Math.ceil(err.retryAfterSeconds));
+    headers['retry-after'] = String(seconds);
+    headers['retry-after-ms'] = String(seconds * 1000);
+  }
+  return headers;
+}

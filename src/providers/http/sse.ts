@@ -1,0 +1,36 @@
+/**
+ * Server-sent events from an upstream body, as an async iterator of events. Built on
+ * eventsource-parser, which handles field folding, CRLF and events split across chunks.
+ */
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { upstreamFault } from './upstream-faults.js';
+
+export interface SseEvent {
+  /** The `event:` field, or undefined for the default "message" event. */
+  event: string | undefined;
+  data: string;
+}
+
+export async function* sseEvents(body: AsyncIterable<Uint8Array>, signal: AbortSignal): AsyncGenerator<SseEvent> {
+  const decoder = new TextDecoder();
+  let pending: SseEvent[] = [];
+  const parser = createParser({
+    onEvent(message: EventSourceMessage) {
+      pending.push({ event: message.event, data: message.data });
+    },
+  });
+  try {
+    for await (const chunk of body) {
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      if (pending.length > 0) {
+        const ready = pending;
+        pending = [];
+        yield* ready;
+      }
+    }
+  } catch (err) {
+    throw upstreamFault(err, signal);
+  }
+  parser.feed(decoder.decode());
+  yield* pending;
+}

@@ -1,0 +1,77 @@
+/**
+ * A keep-alive connection pool to one upstream origin. Timeouts are not set here: the pipeline
+ * owns every deadline (first byte, idle, total budget) and aborts the call's signal instead, so
+ * that all adapters, including the in-process mock, time out the same way.
+ */
+import { Pool } from 'undici';
+import type { Dispatcher } from 'undici';
+import { upstreamFault } from './upstream-faults.js';
+
+export interface UpstreamClientOptions {
+  baseUrl: string;
+  connectTimeoutMs: number;
+  maxConnections: number;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: Dispatcher.ResponseData['headers'];
+  body: Dispatcher.ResponseData['body'];
+}
+
+export class UpstreamClient {
+  private readonly pool: Pool;
+  /** The base URL's path without a trailing slash, e.g. "/v1"; request paths are appended to it. */
+  private readonly basePath: string;
+
+  constructor(options: UpstreamClientOptions) {
+    const url = new URL(options.baseUrl);
+    this.basePath = url.pathname.replace(/\/+$/, '');
+    this.pool = new Pool(url.origin, {
+      connections: options.maxConnections,
+      connectTimeout: options.connectTimeoutMs,
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      keepAliveTimeout: 30_000,
+    });
+  }
+
+  async post(path: string, body: string, headers: Record<string, string>, signal: AbortSignal): Promise<UpstreamResponse> {
+    try {
+      const res = await this.pool.request({
+        method: 'POST',
+        path: this.basePath + path,
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body,
+        signal,
+      });
+      return { status: res.statusCode, headers: res.headers, body: res.body };
+    } catch (err) {
+      throw upstreamFault(err, signal);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close();
+  }
+}
+
+/** Reads a whole upstream body as text, mapping transport faults the same way as the request. */
+export async function readBodyText(res: UpstreamResponse, signal: AbortSignal): Promise<string> {
+  try {
+    return await res.body.text();
+  } catch (err) {
+    throw upstreamFault(err, signal);
+  }
+}
+
+/** Drains and discards a body we will not read, so that its connection goes back to the pool. */
+export function discardBody(res: UpstreamResponse): void {
+  res.body.resume();
+  res.body.on('error', () => undefined);
+}
+
+export function headerValue(headers: UpstreamResponse['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,95 @@
+/**
+ * The one place where upstream failures become gateway errors: transport faults (undici's stable
+ * error codes) and upstream HTTP statuses. Adapters extract the provider's own error message and
+ * hand it here; the mapping to the spec's table is the same for every provider.
+ */
+import { GatewayError } from '../../errors/index.js';
+
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE',
+  'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED',
+]);
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+
+function errorCode(err: unknown): string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string') return code;
+  const cause = (err as { cause?: unknown }).cause;
+  return cause === err ? undefined : errorCode(cause);
+}
+
+/**
+ * Maps a thrown transport error. When the call's signal was aborted, the abort's reason wins: the
+ * pipeline aborts with the GatewayError it wants to answer (a timeout), or the caller went away.
+ */
+export function upstreamFault(err: unknown, signal: AbortSignal): GatewayError {
+  if (signal.aborted) {
+    const reason: unknown = signal.reason;
+    if (reason instanceof GatewayError) return reason;
+    return new GatewayError('upstream_unreachable', 'The request was cancelled before the upstream answered.', { cause: err });
+  }
+  if (err instanceof GatewayError) return err;
+  const code = errorCode(err);
+  if (code !== undefined && TIMEOUT_CODES.has(code)) {
+    return new GatewayError('upstream_timeout', undefined, { cause: err });
+  }
+  if (code !== undefined && UNREACHABLE_CODES.has(code)) {
+    return new GatewayError('upstream_unreachable', undefined, { cause: err });
+  }
+  return new GatewayError('upstream_error', undefined, { cause: err });
+}
+
+/** Parses Retry-After (seconds or an HTTP date) into seconds, or undefined. */
+export function parseRetryAfter(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds : undefined;
+  const date = Date.parse(value);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, (date - Date.now()) / 1000);
+}
+
+const MAX_RELAYED_MESSAGE = 500;
+
+/**
+ * Maps an upstream HTTP error status. Only a 4xx that blames the request itself is relayed to the
+ * caller with the upstream's message; an upstream 401/403 means our provider key is wrong, which
+ * is the gateway's fault (502), never the caller's.
+ */
+export function upstreamStatusError(
+  providerId: string,
+  status: number,
+  upstreamMessage: string | undefined,
+  retryAfterHeader?: string,
+  upstreamParam?: string | null,
+): GatewayError {
+  const retryAfterSeconds = parseRetryAfter(retryAfterHeader);
+  const detail = upstreamMessage ? upstreamMessage.slice(0, MAX_RELAYED_MESSAGE) : undefined;
+  switch (status) {
+    case 400:
+    case 413:
+    case 422:
+      return new GatewayError(
+        'upstream_rejected_request',
+        `The upstream provider rejected the request: ${detail ?? `status ${status}`}`,
+        { param: upstreamParam ?? null },
+      );
+    case 401:
+    case 403:
+      return new GatewayError('upstream_auth_failed', `Provider "${providerId}" refused the gateway's credentials (upstream status ${status}).`);
+    case 408:
+    case 504:
+      return new GatewayError('upstream_timeout', `Provider "${providerId}" timed out (upstream status ${status}).`);
+    case 429:
+    case 503:
+    case 529:
+      return new GatewayError(
+        'upstream_unavailable',
+        `Provider "${providerId}" is overloaded or rate limiting the gateway (upstream status ${status}).`,
+        retryAfterSeconds === undefined ? {} : { retryAfterSeconds },
+      );
+    default:
+      return new GatewayError('upstream_error', `Provider "${providerId}" failed with upstream status ${status}.`);
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * The contract between the request pipeline and a provider adapter. Adapters speak the OpenAI
+ * chat format on this side and their provider's wire format on the other; they know nothing of
+ * HTTP routes, keys or limits. Faults are thrown as GatewayError (see src/errors).
+ */
+import type { Capability } from '../protocol/capabilities.js';
+import type { ChatCompletion, ChatCompletionRequest, Usage } from '../protocol/chat.js';
+
+export interface ChatCall {
+  /** The caller's validated request. `model` is still the public id; use `upstreamModel` upstream. */
+  readonly request: ChatCompletionRequest;
+  readonly upstreamModel: string;
+  /** Aborted when the caller goes away or a deadline passes: stop all upstream work at once. */
+  readonly signal: AbortSignal;
+  readonly requestId: string;
+  /** Output cap to use when the caller gave none and the provider requires one. */
+  readonly defaultMaxTokens: number;
+}
+
+export interface ChatResult {
+  readonly completion: ChatCompletion;
+  /** The upstream body exactly as received, when it is already the OpenAI shape: relayed as is. */
+  readonly rawJson?: string;
+  readonly usage: Usage | null;
+}
+
+/** One SSE event for the caller: the JSON text of an OpenAI `chat.completion.chunk`. */
+export interface StreamPiece {
+  readonly data: string;
+  /** The usage-only final chunk; relayed only if the caller asked for `stream_options.include_usage`. */
+  readonly usageOnly?: boolean;
+}
+
+/**
+ * A started stream. Iterating yields the chunks; the iterator ends after the upstream's proper end
+ * and throws a GatewayError when the upstream fails or cuts the stream without a proper end.
+ */
+export interface ChatStream extends AsyncIterable<StreamPiece> {
+  /** Usage as last reported by the upstream (complete once iteration ended). */
+  readonly usage: Usage | null;
+}
+
+export interface ProviderAdapter {
+  /** The provider id from the configuration. */
+  readonly id: string;
+  readonly kind: string;
+  /** Whether this adapter can serve a capability (for this upstream model). */
+  implements(capability: Capability, upstreamModel: string): boolean;
+  /** Non-streaming completion. */
+  chat(call: ChatCall): Promise<ChatResult>;
+  /**
+   * Streaming completion. Resolves once the upstream has accepted the request, so that a refusal
+   * still becomes an HTTP error status; later faults surface while iterating.
+   */
+  chatStream(call: ChatCall): Promise<ChatStream>;
+  /** Release pooled connections. */
+  close(): Promise<void>;
+}
+
+/** Settings every HTTP adapter receives besides its provider's own configuration. */
+export interface AdapterOptions {
+  readonly connectTimeoutMs: number;
+}
