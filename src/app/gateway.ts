@@ -1,0 +1,82 @@
+/**
+ * Wiring: builds every part of a gateway from a validated configuration, inner layers first, and
+ * tears them down in reverse. Nothing starts serving until every part is up, and a failure on the
+ * way releases what was already opened, so the process never half-starts.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Config } from '../config/schema.js';
+import { parseSize } from '../config/size.js';
+import type { Logger } from '../logging/logger.js';
+import { openStore } from '../storage/open-store.js';
+import type { Store } from '../storage/types.js';
+import { KeyCache } from '../auth/key-cache.js';
+import { Authenticator } from '../auth/authenticator.js';
+import { compileTier } from '../auth/principal.js';
+import { ModelCatalog } from '../catalog/model-catalog.js';
+import { createAdapters } from '../providers/registry.js';
+import type { ProviderAdapter } from '../providers/types.js';
+import { Router } from '../routing/router.js';
+import { ChatService } from '../core/chat-service.js';
+import { buildHttpServer } from '../http/server.js';
+import { bootstrapAccounts } from './bootstrap-accounts.js';
+
+export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
+
+export interface Gateway {
+  readonly config: Config;
+  readonly http: FastifyInstance;
+  readonly store: Store;
+  readonly keys: KeyCache;
+  /** Starts listening; resolves with the address actually bound. */
+  listen(port: number, host: string): Promise<{ host: string; port: number; url: string }>;
+  close(): Promise<void>;
+}
+
+export async function createGateway(config: Config, logger: Logger): Promise<Gateway> {
+  const store = await openStore(config.storage.url);
+  let adapters: Map<string, ProviderAdapter> | undefined;
+  try {
+    await bootstrapAccounts(store, config.accounts);
+    adapters = createAdapters(config.providers, { connectTimeoutMs: config.upstream.connect_timeout_ms });
+    const tiers = new Map(Object.entries(config.tiers).map(([name, tier]) => [name, compileTier(name, tier)]));
+    const keys = new KeyCache(store);
+    const catalog = new ModelCatalog(config.models, Math.floor(Date.now() / 1000));
+    const chat = new ChatService({
+      catalog,
+      router: new Router(adapters),
+      deadlines: { budgetMs: config.generation.budget_ms, upstreamTimeoutMs: config.upstream.timeout_ms, idleTimeoutMs: config.upstream.idle_timeout_ms },
+      onInternalError: (requestId, err) => logger.error({ err, request_id: requestId }, 'unexpected fault in a stream'),
+    });
+    const http = buildHttpServer({
+      logger,
+      logRequests: config.log.requests,
+      bodyLimit: config.server.body_limit === undefined ? DEFAULT_BODY_LIMIT : parseSize(config.server.body_limit),
+      authenticator: new Authenticator(keys, tiers),
+      catalog,
+      chat,
+    });
+    const openAdapters = adapters;
+    return {
+      config,
+      http,
+      store,
+      keys,
+      async listen(port, host) {
+        await http.listen({ port, host });
+        const address = http.server.address();
+        const bound = typeof address === 'object' && address !== null ? address.port : port;
+        const shownHost = host.includes(':') ? `[${host}]` : host;
+        return { host, port: bound, url: `http://${shownHost}:${bound}` };
+      },
+      async close() {
+        await http.close();
+        await Promise.allSettled([...openAdapters.values()].map((a) => a.close()));
+        await store.close();
+      },
+    };
+  } catch (err) {
+    if (adapters) await Promise.allSettled([...adapters.values()].map((a) => a.close()));
+    await store.close().catch(() => undefined);
+    throw err;
+  }
+}

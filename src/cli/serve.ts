@@ -1,0 +1,91 @@
+/**
+ * `tollgate serve [--config FILE] [--port N] [--host H]`. Without --config it runs the embedded
+ * default (SQLite under ./data, the mock provider, a demo key printed on first start).
+ * The port is taken from --port, else the PORT variable, else the configuration.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfigFile } from '../config/load.js';
+import { embeddedDefaultConfig } from '../config/embedded-default.js';
+import { ConfigError } from '../config/config-error.js';
+import type { Config } from '../config/schema.js';
+import { createLogger } from '../logging/logger.js';
+import { createGateway } from '../app/gateway.js';
+import { ensureDemoAccount } from '../app/demo-account.js';
+import { UsageError } from './usage-error.js';
+
+function parsePort(value: string, source: string): number {
+  if (!/^\d+$/.test(value) || Number(value) > 65535) throw new UsageError(`${source} must be a port number from 0 to 65535 (got "${value}")`);
+  return Number(value);
+}
+
+export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string', short: 'c' }, port: { type: 'string', short: 'p' }, host: { type: 'string' } },
+    strict: true,
+  });
+  let config: Config;
+  try {
+    config = values.config === undefined ? embeddedDefaultConfig() : loadConfigFile(values.config, env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`tollgate: configuration error in ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+  const port = values.port !== undefined ? parsePort(values.port, '--port') : env.PORT ? parsePort(env.PORT, 'PORT') : config.server.port;
+  const host = values.host ?? config.server.host;
+
+  const logger = createLogger(config.log.level);
+  let gateway;
+  try {
+    gateway = await createGateway(config, logger);
+  } catch (err) {
+    console.error(`tollgate: cannot start: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+  const demoKey = values.config === undefined ? await ensureDemoAccount(gateway.store) : null;
+  let address;
+  try {
+    address = await gateway.listen(port, host);
+  } catch (err) {
+    await gateway.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    console.error(`tollgate: cannot listen on ${host}:${port}: ${code === 'EADDRINUSE' ? 'the port is already in use' : (err as Error).message}`);
+    return 1;
+  }
+
+  // One faulty request must never take the others down with it: log and keep serving.
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
+  process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception'));
+
+  console.log(`Tollgate listening on ${address.url} (OpenAI-compatible API at ${address.url}/v1)`);
+  if (values.config === undefined) {
+    console.log(`Embedded default: storage ${config.storage.url}, models ${config.models.map((m) => m.id).join(', ')} on the built-in mock provider.`);
+    if (demoKey !== null) {
+      console.log(`Demo API key (shown once, stored only as a hash): ${demoKey}`);
+      console.log(`Try: curl ${address.url}/v1/chat/completions -H "Authorization: Bearer ${demoKey}" -H "Content-Type: application/json" -d '{"model":"mock-chat","messages":[{"role":"user","content":"Hello"}]}'`);
+    } else {
+      console.log('The demo key was printed when this data directory was first used; delete ./data to start over with a new one.');
+    }
+  }
+
+  return new Promise<number>((resolve) => {
+    let closing = false;
+    const stop = (signal: string): void => {
+      if (closing) return;
+      closing = true;
+      logger.info({ signal }, 'shutting down');
+      gateway.close().then(
+        () => resolve(0),
+        (err: unknown) => {
+          logger.error({ err }, 'error while shutting down');
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+  });
+}

@@ -1,0 +1,10 @@
+/**
+ * Request ids: `req_` and 32 hex digits, generated here for every request. An id sent by the
+ * client (X-Request-Id or X-Client-Request-Id) is not adopted, because the id is what the request
+ * is recorded under and must be unique; it is logged beside ours as `client_request_id`.
+ */
+import { randomUUID } from 'node:crypto';
+
+export function newRequestId(): string {
+  return `req_${randomUUID().replace(/-/g, '')}`;
+}

@@ -1,0 +1,44 @@
+/** POST /v1/chat/completions: hands the body to the chat pipeline and relays its answer. */
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { ChatService } from '../../core/chat-service.js';
+import { ClientClosedError } from '../../core/client-closed.js';
+import type { Principal } from '../../auth/principal.js';
+import { SSE_HEADERS, writeFrames } from '../stream-writer.js';
+import { logAccess } from '../access-log.js';
+
+export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logger, logRequests: boolean): void {
+  app.post('/chat/completions', { config: { endpoint: 'chat/completions' } }, async (request, reply) => {
+    const controller = new AbortController();
+    const res = reply.raw;
+    // A caller that goes away stops the upstream call at once: no tokens burnt for nobody.
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort(new ClientClosedError());
+    });
+    const outcome = await chat.complete(request.body, { requestId: request.id, principal: request.principal as Principal, controller });
+    const audit = request.audit;
+    audit.provider = outcome.servedBy.provider;
+    audit.upstreamModel = outcome.servedBy.upstreamModel;
+
+    if (outcome.kind === 'json') {
+      audit.promptTokens = outcome.usage?.prompt_tokens;
+      audit.completionTokens = outcome.usage?.completion_tokens;
+      return reply.header('content-type', 'application/json; charset=utf-8').send(outcome.body);
+    }
+
+    // From here Fastify no longer manages the reply; every outcome is written by hand.
+    reply.hijack();
+    res.writeHead(200, { ...SSE_HEADERS, 'x-request-id': request.id });
+    let completed = false;
+    try {
+      completed = await writeFrames(res, outcome.frames);
+    } catch (err) {
+      logger.error({ err, request_id: request.id }, 'stream relay failed');
+      res.destroy();
+    }
+    const usage = outcome.usage();
+    audit.promptTokens = usage?.prompt_tokens;
+    audit.completionTokens = usage?.completion_tokens;
+    if (logRequests) logAccess(logger, request, 200, completed ? 'completed' : 'client_closed');
+  });
+}

@@ -1,0 +1,26 @@
+/** GET /v1/models and GET /v1/models/{model}: only what the caller's tier and key may use. */
+import type { FastifyInstance } from 'fastify';
+import { GatewayError } from '../../errors/index.js';
+import { assertModelAllowed, modelAllowed } from '../../auth/authenticator.js';
+import { modelRecord, type ModelCatalog } from '../../catalog/model-catalog.js';
+import type { Principal } from '../../auth/principal.js';
+
+export function modelRoutes(app: FastifyInstance, catalog: ModelCatalog): void {
+  app.get('/models', { config: { endpoint: 'models' } }, (request, reply) => {
+    const principal = request.principal as Principal;
+    const data = [];
+    for (const model of catalog.all()) if (modelAllowed(principal, model.id)) data.push(modelRecord(model));
+    return reply.send({ object: 'list', data });
+  });
+
+  // A wildcard, not `:model`, because model ids may contain slashes ("meta-llama/Llama-3.1-8B").
+  app.get('/models/*', { config: { endpoint: 'models' } }, (request, reply) => {
+    const id = decodeURIComponent((request.params as { '*': string })['*']);
+    const model = catalog.get(id);
+    if (model === undefined) {
+      throw new GatewayError('model_not_found', `The model "${id}" does not exist. Check the id against GET /v1/models.`, { param: 'model' });
+    }
+    assertModelAllowed(request.principal as Principal, model.id);
+    return reply.send(modelRecord(model));
+  });
+}

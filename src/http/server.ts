@@ -1,0 +1,97 @@
+/**
+ * The HTTP server: Fastify with every framework error, unknown route and fault turned into the
+ * spec's envelope, an X-Request-Id on every response, and the /v1 routes behind authentication.
+ * Routes are thin: they call the core and relay its answer.
+ */
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { GatewayError } from '../errors/index.js';
+import type { Authenticator } from '../auth/authenticator.js';
+import type { ModelCatalog } from '../catalog/model-catalog.js';
+import type { ChatService } from '../core/chat-service.js';
+import './request-state.js';
+import { authHook } from './auth-hook.js';
+import { answerClientError, fromFrameworkError } from './framework-errors.js';
+import { KnownRoutes } from './known-routes.js';
+import { newRequestId } from './request-id.js';
+import { sendError } from './send-error.js';
+import { logAccess } from './access-log.js';
+import { chatRoutes } from './routes/chat.js';
+import { modelRoutes } from './routes/models.js';
+import { healthRoutes } from './routes/health.js';
+
+export interface HttpServerDeps {
+  logger: Logger;
+  logRequests: boolean;
+  bodyLimit: number;
+  authenticator: Authenticator;
+  catalog: ModelCatalog;
+  chat: ChatService;
+}
+
+export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
+  const { logger, bodyLimit } = deps;
+  const app = Fastify({
+    logger: false,
+    bodyLimit,
+    genReqId: newRequestId,
+    requestIdHeader: false,
+    return503OnClosing: false,
+    forceCloseConnections: true,
+    clientErrorHandler: answerClientError,
+    frameworkErrors: (err, _request, reply) => {
+      void sendError(reply, fromFrameworkError(err, bodyLimit));
+    },
+  });
+
+  const known = new KnownRoutes();
+  app.addHook('onRoute', (route) => known.add(route.url, route.method));
+
+  app.decorateRequest('principal', null);
+  app.decorateRequest('sdk', 'unknown');
+  app.decorateRequest('audit', null as never);
+  app.decorateRequest('startedAt', 0);
+
+  app.addHook('onRequest', (request, reply, done) => {
+    request.startedAt = performance.now();
+    request.audit = {};
+    reply.header('x-request-id', request.id);
+    done();
+  });
+
+  if (deps.logRequests) {
+    app.addHook('onResponse', (request, reply, done) => {
+      logAccess(logger, request, reply.statusCode);
+      done();
+    });
+  }
+
+  app.setErrorHandler((err, request, reply) => {
+    const error = fromFrameworkError(err, bodyLimit);
+    if (error.status === 500) logger.error({ err, request_id: request.id }, 'unexpected fault');
+    request.audit.errorCode = error.code;
+    return sendError(reply, error);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? request.url;
+    const methods = known.methodsFor(path);
+    if (methods.length > 0) {
+      reply.header('allow', methods.join(', '));
+      return sendError(reply, new GatewayError('route_not_found', `${request.method} is not supported on ${path}; it accepts ${methods.join(', ')}.`));
+    }
+    return sendError(reply, new GatewayError('route_not_found', `There is no route ${request.method} ${path}.${path.startsWith('/v1/') ? '' : ' The API lives under /v1.'}`));
+  });
+
+  healthRoutes(app);
+  app.register(
+    (v1, _opts, done) => {
+      v1.addHook('preHandler', authHook(deps.authenticator));
+      modelRoutes(v1, deps.catalog);
+      chatRoutes(v1, deps.chat, logger, deps.logRequests);
+      done();
+    },
+    { prefix: '/v1' },
+  );
+  return app;
+}

@@ -1,0 +1,132 @@
+/**
+ * The built-in mock provider: deterministic, in-process, no network. Used by the quick start and
+ * by tests. Its options (providers[].mock in the config) simulate latency, slow streaming, upstream
+ * error statuses, malformed bodies, hangs, broken streams and missing capabilities, through the
+ * same error mapping as the real adapters.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GatewayError } from '../../errors/index.js';
+import type { MockOptions, ProviderConfig } from '../../config/schema.js';
+import type { Capability } from '../../protocol/capabilities.js';
+import type { ChatCompletion, ChatCompletionChunk, Usage } from '../../protocol/chat.js';
+import { estimateMessagesTokens } from '../../protocol/token-estimate.js';
+import { upstreamFault, upstreamStatusError } from '../http/upstream-faults.js';
+import type { ChatCall, ChatResult, ChatStream, ProviderAdapter, StreamPiece } from '../types.js';
+import { mockChoice, type MockChoice } from './reply.js';
+
+const DEFAULTS: MockOptions = { latency_ms: 0, chunk_delay_ms: 0, malformed: false, hang: false, missing_capabilities: [] };
+
+async function wait(ms: number, signal: AbortSignal): Promise<void> {
+  try {
+    await sleep(ms, undefined, { signal });
+  } catch (err) {
+    throw upstreamFault(err, signal);
+  }
+}
+
+function usageOf(call: ChatCall, choices: MockChoice[]): Usage {
+  const prompt = estimateMessagesTokens(call.request.messages);
+  const completion = choices.reduce((sum, c) => sum + c.words.length + (c.toolCall ? 1 : 0), 0);
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
+  const options = { ...DEFAULTS, ...provider.mock };
+  const missing = new Set<Capability>(options.missing_capabilities);
+
+  /** Everything that happens before the mock "answers": latency, hangs and error statuses. */
+  async function answerOrFail(call: ChatCall): Promise<MockChoice[]> {
+    if (options.latency_ms > 0) await wait(options.latency_ms, call.signal);
+    if (options.hang) await wait(2 ** 31 - 1, call.signal);
+    if (options.fail_status !== undefined) {
+      throw upstreamStatusError(provider.id, options.fail_status, options.fail_message ?? 'mock failure', options.retry_after_seconds?.toString());
+    }
+    if (options.malformed) throw new GatewayError('upstream_malformed_response', `Provider "${provider.id}" returned a body that is not a chat completion.`);
+    const n = call.request.n ?? 1;
+    return Array.from({ length: n }, () => mockChoice(call.request, call.requestId, options.reply));
+  }
+
+  return {
+    id: provider.id,
+    kind: 'mock',
+
+    implements(capability: Capability): boolean {
+      return !missing.has(capability);
+    },
+
+    async chat(call: ChatCall): Promise<ChatResult> {
+      const choices = await answerOrFail(call);
+      const usage = usageOf(call, choices);
+      const completion: ChatCompletion = {
+        id: `chatcmpl-mock-${call.requestId}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: call.upstreamModel,
+        choices: choices.map((c, index) => ({
+          index,
+          message: { role: 'assistant', content: c.toolCall ? null : c.words.join(' '), ...(c.toolCall ? { tool_calls: [c.toolCall] } : {}), refusal: null },
+          finish_reason: c.finishReason,
+          logprobs: null,
+        })),
+        usage,
+        system_fingerprint: 'fp_tollgate_mock',
+      };
+      return { completion, usage };
+    },
+
+    async chatStream(call: ChatCall): Promise<ChatStream> {
+      const choices = await answerOrFail(call);
+      const finalUsage = usageOf(call, choices);
+      const head = { id: `chatcmpl-mock-${call.requestId}`, object: 'chat.completion.chunk' as const, created: Math.floor(Date.now() / 1000), model: call.upstreamModel };
+      const chunk = (index: number, delta: ChatCompletionChunk['choices'][number]['delta'], finish: ChatCompletionChunk['choices'][number]['finish_reason'] = null): StreamPiece => ({
+        data: JSON.stringify({ ...head, choices: [{ index, delta, finish_reason: finish, logprobs: null }] }),
+      });
+      let usage: Usage = { prompt_tokens: finalUsage.prompt_tokens, completion_tokens: 0, total_tokens: finalUsage.prompt_tokens };
+
+      async function* pieces(): AsyncGenerator<StreamPiece> {
+        let sent = 0;
+        const beforeChunk = async (): Promise<void> => {
+          if (options.break_after_chunks !== undefined && sent >= options.break_after_chunks) {
+            throw new GatewayError('upstream_stream_truncated', `Provider "${provider.id}" ended the stream before it was complete.`);
+          }
+          if (options.error_after_chunks !== undefined && sent >= options.error_after_chunks) {
+            throw new GatewayError('upstream_error', `Provider "${provider.id}" reported an error in the stream: mock failure`);
+          }
+          if (sent > 0 && options.chunk_delay_ms > 0) await wait(options.chunk_delay_ms, call.signal);
+          if (call.signal.aborted) throw upstreamFault(call.signal.reason, call.signal);
+          sent++;
+        };
+        for (const [index, choice] of choices.entries()) {
+          await beforeChunk();
+          yield chunk(index, { role: 'assistant', content: choice.toolCall ? null : '' });
+          if (choice.toolCall) {
+            await beforeChunk();
+            const { id, type, function: fn } = choice.toolCall;
+            yield chunk(index, { tool_calls: [{ index: 0, id, type, function: { name: fn.name, arguments: fn.arguments } }] });
+            usage = { ...usage, completion_tokens: usage.completion_tokens + 1, total_tokens: usage.total_tokens + 1 };
+          }
+          for (const [i, word] of choice.words.entries()) {
+            await beforeChunk();
+            yield chunk(index, { content: i === 0 ? word : ` ${word}` });
+            usage = { ...usage, completion_tokens: usage.completion_tokens + 1, total_tokens: usage.total_tokens + 1 };
+          }
+          await beforeChunk();
+          yield chunk(index, {}, choice.finishReason);
+        }
+        yield { data: JSON.stringify({ ...head, choices: [], usage }), usageOnly: true };
+      }
+
+      const generator = pieces();
+      return {
+        get usage() {
+          return usage;
+        },
+        [Symbol.asyncIterator]: () => generator,
+      };
+    },
+
+    close(): Promise<void> {
+      return Promise.resolve();
+    },
+  };
+}
