@@ -21,6 +21,7 @@ export const MockOptionsSchema = Type.Object(
     retry_after_seconds: Type.Optional(Type.Integer({ minimum: 0 })),
     malformed: Type.Boolean({ default: false }),
     hang: Type.Boolean({ default: false }),
+    crash: Type.Boolean({ default: false, description: 'simulates a bug in an adapter: throws a plain Error (the gateway answers 500)' }),
     break_after_chunks: Type.Optional(Type.Integer({ minimum: 0 })),
     error_after_chunks: Type.Optional(Type.Integer({ minimum: 0 })),
     missing_capabilities: Type.Array(Type.Union(CAPABILITIES.map((c) => Type.Literal(c))), { default: [] }),

@@ -44,6 +44,9 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     },
   });
 
+  // The API takes JSON only; Fastify would otherwise hand a text/plain body to the routes as a string.
+  app.removeContentTypeParser('text/plain');
+
   const known = new KnownRoutes();
   app.addHook('onRoute', (route) => known.add(route.url, route.method));
 

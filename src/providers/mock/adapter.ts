@@ -14,7 +14,7 @@ import { upstreamFault, upstreamStatusError } from '../http/upstream-faults.js';
 import type { ChatCall, ChatResult, ChatStream, ProviderAdapter, StreamPiece } from '../types.js';
 import { mockChoice, type MockChoice } from './reply.js';
 
-const DEFAULTS: MockOptions = { latency_ms: 0, chunk_delay_ms: 0, malformed: false, hang: false, missing_capabilities: [] };
+const DEFAULTS: MockOptions = { latency_ms: 0, chunk_delay_ms: 0, malformed: false, hang: false, crash: false, missing_capabilities: [] };
 
 async function wait(ms: number, signal: AbortSignal): Promise<void> {
   try {
@@ -41,6 +41,7 @@ export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
     if (options.fail_status !== undefined) {
       throw upstreamStatusError(provider.id, options.fail_status, options.fail_message ?? 'mock failure', options.retry_after_seconds?.toString());
     }
+    if (options.crash) throw new Error('simulated fault inside the mock adapter');
     if (options.malformed) throw new GatewayError('upstream_malformed_response', `Provider "${provider.id}" returned a body that is not a chat completion.`);
     const n = call.request.n ?? 1;
     return Array.from({ length: n }, () => mockChoice(call.request, call.requestId, options.reply));

@@ -1,0 +1,151 @@
+/**
+ * Spec 2.1, 4 rule 1, 7 rules 4: every response, from every path, carries X-Request-Id, and every
+ * error is exactly the envelope with the status and type of the spec's table.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect } from 'node:net';
+import { errorOf, isEnvelope, startGateway, type RunningGateway } from '../support/gateway-harness.js';
+
+let gw: RunningGateway;
+let auth: Record<string, string>;
+
+beforeAll(async () => {
+  gw = await startGateway({
+    config: {
+      server: { body_limit: '2kb' },
+      providers: [{ id: 'mock', kind: 'mock' }, { id: 'buggy', kind: 'mock', mock: { crash: true } }],
+      models: [
+        { id: 'mock-chat', capabilities: ['chat', 'streaming'], context_window: 4096, routes: [{ provider: 'mock', model: 'm' }] },
+        { id: 'buggy-chat', capabilities: ['chat', 'streaming'], context_window: 4096, routes: [{ provider: 'buggy', model: 'm' }] },
+      ],
+    },
+  });
+  auth = { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json' };
+});
+afterAll(() => gw.close());
+
+const chatBody = JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'hi' }] });
+
+describe('X-Request-Id and the envelope on every path', () => {
+  it('sends a fresh req_ id on a success, and never reuses a client-sent one', async () => {
+    const a = await fetch(`${gw.baseURL}/models`, { headers: { ...auth, 'x-request-id': 'client-chosen' } });
+    const b = await fetch(`${gw.baseURL}/models`, { headers: auth });
+    expect(a.status).toBe(200);
+    expect(a.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(b.headers.get('x-request-id')).not.toBe(a.headers.get('x-request-id'));
+  });
+
+  it('answers an unknown route with 404 not_found_error', async () => {
+    const res = await fetch(`${gw.url}/nowhere`);
+    const { status, requestId, body } = await errorOf(res);
+    expect(status).toBe(404);
+    expect(requestId).toMatch(/^req_/);
+    expect(isEnvelope(body)).toBe(true);
+    expect(body.error).toMatchObject({ type: 'not_found_error', code: 'route_not_found', param: null });
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  });
+
+  it('answers a wrong method with 404 naming the methods the path accepts', async () => {
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { headers: auth });
+    const { status, body } = await errorOf(res);
+    expect(status).toBe(404);
+    expect(res.headers.get('allow')).toContain('POST');
+    expect(body.error.message).toContain('accepts POST');
+  });
+
+  it('answers malformed JSON with 400 invalid_json', async () => {
+    const { status, requestId, body } = await errorOf(await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: auth, body: '{"model": ' }));
+    expect(status).toBe(400);
+    expect(requestId).toMatch(/^req_/);
+    expect(isEnvelope(body)).toBe(true);
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_json' });
+  });
+
+  it('answers an empty JSON body with 400 invalid_json', async () => {
+    const { status, body } = await errorOf(await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: auth, body: '' }));
+    expect(status).toBe(400);
+    expect(body.error.code).toBe('invalid_json');
+  });
+
+  it('answers an unsupported content type with 400 unsupported_content_type', async () => {
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: chatBody });
+    const { status, requestId, body } = await errorOf(res);
+    expect(status).toBe(400);
+    expect(requestId).toMatch(/^req_/);
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'unsupported_content_type' });
+  });
+
+  it('answers a body over the limit with 413 before reading the body', async () => {
+    // Announce a large body but send none: the answer must come from the Content-Length alone.
+    const answer = await new Promise<string>((resolve, reject) => {
+      const { port } = new URL(gw.url);
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth.authorization}\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n`);
+      });
+      let data = '';
+      socket.on('data', (chunk) => {
+        data += chunk.toString();
+        if (data.includes('}}')) {
+          socket.destroy();
+          resolve(data);
+        }
+      });
+      socket.on('error', reject);
+      setTimeout(() => reject(new Error(`no answer; got ${data}`)), 5000);
+    });
+    expect(answer).toMatch(/^HTTP\/1.1 413/);
+    expect(answer).toMatch(/x-request-id: req_/i);
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(isEnvelope(body)).toBe(true);
+    expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'request_too_large' });
+  });
+
+  it('answers a chunked body that crosses the limit with 413', async () => {
+    const big = JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'x'.repeat(5000) }] });
+    const stream = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode(big)); c.close(); } });
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: auth, body: stream, duplex: 'half' } as RequestInit);
+    const { status, body } = await errorOf(res);
+    expect(status).toBe(413);
+    expect(body.error.code).toBe('request_too_large');
+  });
+
+  it('answers bytes that are not HTTP with an enveloped 400 and a request id', async () => {
+    const answer = await new Promise<string>((resolve) => {
+      const { port } = new URL(gw.url);
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write('THIS IS NOT HTTP\r\n\r\n'));
+      let data = '';
+      socket.on('data', (chunk) => (data += chunk.toString()));
+      socket.on('close', () => resolve(data));
+    });
+    expect(answer).toMatch(/^HTTP\/1.1 400/);
+    expect(answer).toMatch(/x-request-id: req_/i);
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(isEnvelope(body)).toBe(true);
+    expect(body.error.code).toBe('bad_http_request');
+  });
+
+  it('answers a fault inside the gateway with 500 server_error, no detail, and keeps serving', async () => {
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'buggy-chat', messages: [{ role: 'user', content: 'hi' }] }) });
+    const { status, requestId, body } = await errorOf(res);
+    expect(status).toBe(500);
+    expect(requestId).toMatch(/^req_/);
+    expect(body.error).toMatchObject({ type: 'server_error', code: 'internal_error', param: null });
+    expect(body.error.message).not.toContain('simulated');
+    expect(res.headers.get('x-should-retry')).toBe('true');
+    const next = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: auth, body: chatBody });
+    expect(next.status).toBe(200);
+  });
+
+  it('tells clients which errors to retry with x-should-retry, following the spec lists', async () => {
+    const notFound = await fetch(`${gw.url}/nowhere`);
+    expect(notFound.headers.get('x-should-retry')).toBe('false');
+    const unauth = await fetch(`${gw.baseURL}/models`);
+    expect(unauth.headers.get('x-should-retry')).toBe('false');
+  });
+
+  it('answers /healthz without a key', async () => {
+    const res = await fetch(`${gw.url}/healthz`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toMatch(/^req_/);
+  });
+});
