@@ -60,16 +60,7 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled promise rejection'));
   process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception'));
 
-  console.log(`Tollgate listening on ${address.url} (OpenAI-compatible API at ${address.url}/v1)`);
-  if (values.config === undefined) {
-    console.log(`Embedded default: storage ${config.storage.url}, models ${config.models.map((m) => m.id).join(', ')} on the built-in mock provider.`);
-    if (demoKey !== null) {
-      console.log(`Demo API key (shown once, stored only as a hash): ${demoKey}`);
-      console.log(`Try: curl ${address.url}/v1/chat/completions -H "Authorization: Bearer ${demoKey}" -H "Content-Type: application/json" -d '{"model":"mock-chat","messages":[{"role":"user","content":"Hello"}]}'`);
-    } else {
-      console.log('The demo key was printed when this data directory was first used; delete ./data to start over with a new one.');
-    }
-  }
+  console.log(banner(address.url, config, values.config === undefined, demoKey));
 
   return new Promise<number>((resolve) => {
     let closing = false;
@@ -88,4 +79,19 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
   });
+}
+
+/** What start-up prints, in one write so that a reader of the output sees it whole. */
+function banner(url: string, config: Config, embedded: boolean, demoKey: string | null): string {
+  const lines = [`Tollgate listening on ${url} (OpenAI-compatible API at ${url}/v1)`];
+  if (embedded) {
+    lines.push(`Embedded default: storage ${config.storage.url}, models ${config.models.map((m) => m.id).join(', ')} on the built-in mock provider.`);
+    if (demoKey !== null) {
+      lines.push(`Demo API key (shown once, stored only as a hash): ${demoKey}`);
+      lines.push(`Try: curl ${url}/v1/chat/completions -H "Authorization: Bearer ${demoKey}" -H "Content-Type: application/json" -d '{"model":"mock-chat","messages":[{"role":"user","content":"Hello"}]}'`);
+    } else {
+      lines.push('The demo key was printed when this data directory was first used; delete ./data to start over with a new one.');
+    }
+  }
+  return lines.join('\n');
 }

@@ -27,7 +27,7 @@ export const MockOptionsSchema = Type.Object(
     missing_capabilities: Type.Array(Type.Union(CAPABILITIES.map((c) => Type.Literal(c))), { default: [] }),
     reply: Type.Optional(Type.String()),
   },
-  { additionalProperties: false, default: {} },
+  { additionalProperties: false },
 );
 
 export const ProviderSchema = Type.Object(
