@@ -11,7 +11,13 @@ export function sqlitePathFromUrl(url: string): string {
 }
 
 export async function openStore(url: string): Promise<Store> {
-  const store = url.startsWith('sqlite://') ? new SqlStore(openSqlite(sqlitePathFromUrl(url))) : new SqlStore(openPostgres(url));
+  let store: SqlStore;
+  if (url.startsWith('sqlite://')) {
+    store = new SqlStore(openSqlite(sqlitePathFromUrl(url)));
+  } else {
+    const { db, schema } = await openPostgres(url);
+    store = new SqlStore(db, schema);
+  }
   try {
     await store.migrate();
   } catch (err) {

@@ -1,15 +1,39 @@
-/** The shared backend for several instances: PostgreSQL through a pg connection pool. */
+/**
+ * The shared backend for several instances: PostgreSQL through a pg connection pool. The URL may
+ * name a schema (`postgres://host/db?schema=tollgate`) so that Tollgate's tables live apart from
+ * others in a shared database; it is created if missing.
+ */
 import pg from 'pg';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../sql/database.js';
 
 // int8 columns (money, timestamps in ms) come back as strings by default; every value we store
 // fits in a double exactly, so read them as numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 
-export function openPostgres(url: string): Kysely<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: 10 });
+export interface OpenedPostgres {
+  db: Kysely<Database>;
+  schema: string | undefined;
+}
+
+export async function openPostgres(url: string): Promise<OpenedPostgres> {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  parsed.searchParams.delete('schema');
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error(`storage.url: schema "${schema}" must be a lower-case SQL identifier`);
+  }
+  const pool = new pg.Pool({ connectionString: parsed.toString(), max: 10, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => undefined);
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  if (schema !== undefined) {
+    try {
+      await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+    } catch (err) {
+      await db.destroy();
+      throw err;
+    }
+  }
+  return { db, schema };
 }

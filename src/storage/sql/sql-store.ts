@@ -24,10 +24,18 @@ function toApiKey(row: Selectable<ApiKeysTable>): ApiKeyRecord {
 }
 
 export class SqlStore implements Store {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** Where the migration bookkeeping tables live, when not the default schema. */
+    private readonly schema?: string,
+  ) {}
 
   async migrate(): Promise<void> {
-    const migrator = new Migrator({ db: this.db, provider: { getMigrations: () => Promise.resolve(migrations) } });
+    const migrator = new Migrator({
+      db: this.db,
+      provider: { getMigrations: () => Promise.resolve(migrations) },
+      ...(this.schema ? { migrationTableSchema: this.schema } : {}),
+    });
     const { error, results } = await migrator.migrateToLatest();
     if (error) {
       const failed = results?.find((r) => r.status === 'Error')?.migrationName;
