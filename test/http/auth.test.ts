@@ -45,7 +45,7 @@ describe('401 authentication_error', () => {
     ['a bearer token that is not a Tollgate key', { authorization: 'Bearer sk-proj-abc123' }, 'malformed_api_key'],
     ['an unknown key', { authorization: `Bearer ${generateApiKey().key}` }, 'invalid_api_key'],
   ])('%s gives code %s', async (_what, headers, code) => {
-    const { status, requestId, body: envelope } = await errorOf(await post(headers as Record<string, string>));
+    const { status, requestId, body: envelope } = await errorOf(await post(headers));
     expect(status).toBe(401);
     expect(requestId).toMatch(/^req_/);
     expect(isEnvelope(envelope)).toBe(true);

@@ -103,7 +103,7 @@ describe('X-Request-Id and the envelope on every path', () => {
   it('answers a chunked body that crosses the limit with 413', async () => {
     const big = JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'x'.repeat(5000) }] });
     const stream = new ReadableStream({ start(c) { c.enqueue(new TextEncoder().encode(big)); c.close(); } });
-    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: auth, body: stream, duplex: 'half' } as RequestInit);
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: auth, body: stream, duplex: 'half' });
     const { status, body } = await errorOf(res);
     expect(status).toBe(413);
     expect(body.error.code).toBe('request_too_large');

@@ -10,7 +10,7 @@ import type { MockOptions, ProviderConfig } from '../../config/schema.js';
 import type { Capability } from '../../protocol/capabilities.js';
 import type { ChatCompletion, ChatCompletionChunk, Usage } from '../../protocol/chat.js';
 import { estimateMessagesTokens } from '../../protocol/token-estimate.js';
-import { upstreamFault, upstreamStatusError } from '../http/upstream-faults.js';
+import { upstreamFault, upstreamStatusError } from '../upstream/upstream-faults.js';
 import type { ChatCall, ChatResult, ChatStream, ProviderAdapter, StreamPiece } from '../types.js';
 import { mockChoice, type MockChoice } from './reply.js';
 

@@ -39,7 +39,7 @@ export class SqlStore implements Store {
     const { error, results } = await migrator.migrateToLatest();
     if (error) {
       const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-      throw new Error(`storage migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+      throw new Error(`storage migration ${failed ?? ''} failed: ${error instanceof Error ? error.message : JSON.stringify(error)}`);
     }
   }
 

@@ -1,0 +1,90 @@
+/**
+ * The adapter for OpenAI and every server that speaks its chat-completions API (vLLM, Ollama,
+ * llama.cpp, ...). Requests and answers are already in the gateway's own format, so the work here
+ * is relaying bytes and spotting failures, as cheaply as possible: this is the hot path.
+ */
+import type { ProviderConfig } from '../../config/schema.js';
+import type { ChatCompletion } from '../../protocol/chat.js';
+import type { AdapterOptions, ChatCall, ChatResult, ChatStream, ProviderAdapter } from '../types.js';
+import { UpstreamClient, discardBody, headerValue, readBodyText, type UpstreamResponse } from '../upstream/upstream-client.js';
+import { chatBody, streamBody } from './request-body.js';
+import { errorDetail, malformed, reportedError, statusError } from './errors.js';
+import { OpenAIChatStream } from './stream.js';
+import { usageOf } from './usage.js';
+
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+const PATH = '/chat/completions';
+
+export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOptions): ProviderAdapter {
+  const client = new UpstreamClient({
+    baseUrl: provider.base_url ?? OPENAI_DEFAULT_BASE_URL,
+    connectTimeoutMs: options.connectTimeoutMs,
+    maxConnections: provider.max_connections,
+  });
+  const apiKey = provider.api_key === '' ? undefined : provider.api_key;
+  const headers = upstreamHeaders(provider, apiKey);
+  const providerId = provider.id;
+
+  async function send(body: string, signal: AbortSignal): Promise<UpstreamResponse> {
+    const res = await client.post(PATH, body, headers, signal);
+    if (res.status < 200 || res.status >= 300) throw await statusError(providerId, apiKey, res, signal);
+    return res;
+  }
+
+  return {
+    id: providerId,
+    kind: provider.kind,
+
+    // Any capability may be served by some OpenAI-compatible server; whether this model has it
+    // is the catalogue's decision, not the adapter's.
+    implements: () => true,
+
+    async chat(call: ChatCall): Promise<ChatResult> {
+      const res = await send(chatBody(call), call.signal);
+      const text = await readBodyText(res, call.signal);
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch (err) {
+        throw malformed(providerId, 'a completion that is not valid JSON', err);
+      }
+      if (!isCompletion(parsed)) {
+        // Some proxies answer 200 with an error body; its message is worth more than "malformed".
+        if (typeof parsed === 'object' && parsed !== null && 'error' in parsed) throw reportedError(providerId, apiKey, errorDetail(parsed));
+        throw malformed(providerId, 'a completion without a choices array');
+      }
+      return { completion: parsed, rawJson: text, usage: usageOf(parsed.usage) };
+    },
+
+    async chatStream(call: ChatCall): Promise<ChatStream> {
+      const res = await send(streamBody(call), call.signal);
+      const type = headerValue(res.headers, 'content-type');
+      if (type === undefined || !isEventStream(type)) {
+        discardBody(res);
+        throw malformed(providerId, `a streaming answer with content-type "${type ?? 'none'}" instead of text/event-stream`);
+      }
+      return new OpenAIChatStream(res, { providerId, apiKey, signal: call.signal });
+    },
+
+    close: () => client.close(),
+  };
+}
+
+/**
+ * Built once per provider: the per-request cost is undici's own copy. Names are lower-cased so
+ * that an operator's `Authorization` replaces ours instead of being sent alongside it.
+ */
+function upstreamHeaders(provider: ProviderConfig, apiKey: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (apiKey !== undefined) headers.authorization = `Bearer ${apiKey}`;
+  for (const [name, value] of Object.entries(provider.headers ?? {})) headers[name.toLowerCase()] = value;
+  return headers;
+}
+
+function isCompletion(value: unknown): value is ChatCompletion {
+  return typeof value === 'object' && value !== null && Array.isArray((value as { choices?: unknown }).choices);
+}
+
+function isEventStream(contentType: string): boolean {
+  return contentType.trimStart().toLowerCase().startsWith('text/event-stream');
+}

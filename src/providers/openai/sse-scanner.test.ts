@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { SseScanner } from './sse-scanner.js';
+
+interface Seen { name: string | undefined; data: string }
+
+/** Feeds the pieces one by one and collects every completed event. */
+function scan(pieces: string[]): { events: Seen[]; scanner: SseScanner } {
+  const scanner = new SseScanner();
+  const events: Seen[] = [];
+  for (const piece of pieces) {
+    scanner.feed(piece);
+    for (let i = 0; i < scanner.count; i++) events.push({ name: scanner.names[i], data: scanner.data[i]! });
+  }
+  return { events, scanner };
+}
+
+const STREAM = 'data: {"a":1}\n\n: keep-alive comment\n\ndata:{"b":2}\n\nevent: error\ndata: {"c":3}\n\ndata: [DONE]\n\n';
+const EXPECTED: Seen[] = [
+  { name: undefined, data: '{"a":1}' },
+  { name: undefined, data: '{"b":2}' },
+  { name: 'error', data: '{"c":3}' },
+  { name: undefined, data: '[DONE]' },
+];
+
+describe('SseScanner', () => {
+  it('reads events, drops one space after the colon and ignores comments', () => {
+    expect(scan([STREAM]).events).toEqual(EXPECTED);
+  });
+
+  it('gives the same events however the text is split, down to single characters', () => {
+    expect(scan(STREAM.split('')).events).toEqual(EXPECTED);
+    for (let cut = 1; cut < STREAM.length; cut++) {
+      expect(scan([STREAM.slice(0, cut), STREAM.slice(cut)]).events).toEqual(EXPECTED);
+    }
+  });
+
+  it('accepts CRLF and lone CR line ends, including a CRLF split across reads', () => {
+    const crlf = STREAM.replace(/\n/g, '\r\n');
+    expect(scan([crlf]).events).toEqual(EXPECTED);
+    expect(scan(crlf.split('')).events).toEqual(EXPECTED);
+    const cr = STREAM.replace(/\n/g, '\r');
+    expect(scan([cr]).events).toEqual(EXPECTED);
+    expect(scan(cr.split('')).events).toEqual(EXPECTED);
+  });
+
+  it('drops a byte-order mark at the start of the stream only', () => {
+    // Later, a BOM is part of the field name, which is then unknown and ignored.
+    expect(scan(['\ufeffdata: 1\n\n', '\ufeffdata: 2\n\n']).events).toEqual([{ name: undefined, data: '1' }]);
+    // An empty first read (a BOM split across reads decodes to nothing) does not end the start.
+    expect(scan(['', '\ufeffdata: 1\n\n']).events).toEqual([{ name: undefined, data: '1' }]);
+  });
+
+  it('joins several data lines with LF and treats a bare "data" line as an empty value', () => {
+    expect(scan(['data: one\ndata:two\ndata\n\n']).events).toEqual([{ name: undefined, data: 'one\ntwo\n' }]);
+  });
+
+  it('ignores id, retry, unknown fields and blank lines with no data', () => {
+    expect(scan(['id: 7\nretry: 100\nfoo: bar\n\n\n\ndatax: no\n\ndata: yes\n\n']).events).toEqual([{ name: undefined, data: 'yes' }]);
+  });
+
+  it('keeps an event name only for its own event', () => {
+    expect(scan(['event: ping\ndata: 1\n\ndata: 2\n\n']).events).toEqual([
+      { name: 'ping', data: '1' },
+      { name: undefined, data: '2' },
+    ]);
+  });
+
+  it('holds back an event until its blank line and reports an unterminated one at the end', () => {
+    const { events, scanner } = scan(['data: {"a":1}\n\ndata: [DONE]']);
+    expect(events).toEqual([{ name: undefined, data: '{"a":1}' }]);
+    expect(scanner.unterminated()).toBe('[DONE]');
+    expect(scanner.unterminated()).toBeUndefined();
+    const partial = scan(['data: {"a":1}\n']).scanner;
+    expect(partial.count).toBe(0);
+    expect(partial.unterminated()).toBe('{"a":1}');
+  });
+});

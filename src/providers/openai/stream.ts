@@ -1,0 +1,182 @@
+/**
+ * Relaying an OpenAI-compatible event stream. Chunks are passed on as the exact text the upstream
+ * sent: parsing and re-serialising every chunk would halve throughput. Only cheap substring
+ * checks run per chunk; JSON.parse runs only on the few chunks that carry usage or an error.
+ */
+import { StringDecoder } from 'node:string_decoder';
+import { GatewayError } from '../../errors/index.js';
+import type { Usage } from '../../protocol/chat.js';
+import type { ChatStream, StreamPiece } from '../types.js';
+import { discardBody, type UpstreamResponse } from '../upstream/upstream-client.js';
+import { upstreamFault } from '../upstream/upstream-faults.js';
+import { SseScanner } from './sse-scanner.js';
+import { errorDetail, malformed, reportedError } from './errors.js';
+import { usageOf } from './usage.js';
+
+export interface StreamContext {
+  readonly providerId: string;
+  /** Only to scrub it from relayed upstream messages. */
+  readonly apiKey: string | undefined;
+  readonly signal: AbortSignal;
+}
+
+const DONE = Symbol('done');
+const SKIP = Symbol('skip');
+
+export class OpenAIChatStream implements ChatStream {
+  private seenUsage: Usage | null = null;
+  private iterated = false;
+
+  constructor(
+    private readonly res: UpstreamResponse,
+    private readonly context: StreamContext,
+  ) {}
+
+  get usage(): Usage | null {
+    return this.seenUsage;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<StreamPiece> {
+    // The body can be read once; a second reader would see an empty body and report truncation.
+    if (this.iterated) throw new GatewayError('internal_error', 'An upstream stream was iterated twice.');
+    this.iterated = true;
+    return this.pieces();
+  }
+
+  private async *pieces(): AsyncGenerator<StreamPiece> {
+    const body = this.res.body;
+    const scanner = new SseScanner();
+    // StringDecoder, not TextDecoder: both keep a UTF-8 sequence split across reads whole, but
+    // StringDecoder is about three times faster per chunk on Node 20.
+    const decoder = new StringDecoder('utf8');
+    let done = false;
+    try {
+      // destroyOnReturn: false so that leaving the loop at [DONE] does not kill a socket the
+      // pool could reuse; the finally block decides between draining and destroying.
+      read: for await (const chunk of body.iterator({ destroyOnReturn: false })) {
+        scanner.feed(decoder.write(chunk as Buffer));
+        const events = scanner.data;
+        const names = scanner.names;
+        for (let i = 0, count = scanner.count; i < count; i++) {
+          const piece = this.piece(events[i] as string, names[i]);
+          if (piece === DONE) {
+            done = true;
+            break read;
+          }
+          if (piece !== SKIP) yield piece;
+        }
+      }
+      if (!done) {
+        // A final [DONE] whose blank line never came still ends the stream properly. Bytes of an
+        // incomplete UTF-8 sequence left in the decoder cannot complete a line, so are not fed.
+        const last = scanner.unterminated();
+        if (last === undefined || !last.startsWith('[DONE]')) {
+          throw new GatewayError('upstream_stream_truncated', `Provider "${this.context.providerId}" ended the stream without [DONE].`);
+        }
+        done = true;
+      }
+    } catch (err) {
+      throw err instanceof GatewayError ? err : this.transportFault(err);
+    } finally {
+      if (done) {
+        discardBody(this.res);
+      } else {
+        // The caller stopped early or the stream failed: give the connection up rather than
+        // reading a generation nobody will see. undici reports that destroy as an 'error'.
+        body.on('error', noop);
+        body.destroy();
+      }
+    }
+  }
+
+  /**
+   * One event's verdict. The searches start with a letter, not a quote: V8 finds a needle by its
+   * first character, and `"` is the commonest character in JSON (`"usage"` costs ~4x `usage"`).
+   */
+  private piece(data: string, name: string | undefined): StreamPiece | typeof DONE | typeof SKIP {
+    if (data.charCodeAt(0) !== 123 /* { */) return this.unusual(data, name);
+    if (name === 'error') throw reportedError(this.context.providerId, this.context.apiKey, errorDetail(this.parse(data)));
+    let parsed: unknown;
+    if (hasQuoted(data, 'rror"', 101 /* e */)) {
+      parsed = this.parse(data);
+      if (isErrorFrame(parsed)) throw reportedError(this.context.providerId, this.context.apiKey, errorDetail(parsed));
+    }
+    const at = afterQuoted(data, 'usage"');
+    if (at === -1 || !objectFollows(data, at)) return { data };
+    const chunk = (parsed ?? this.parse(data)) as { usage?: unknown; choices?: unknown };
+    const usage = usageOf(chunk.usage);
+    if (usage !== null) this.seenUsage = usage;
+    // vLLM sends the usage-only chunk with `choices` null or absent rather than [].
+    const choices = chunk.choices;
+    return Array.isArray(choices) && choices.length > 0 ? { data } : { data, usageOnly: true };
+  }
+
+  private unusual(data: string, name: string | undefined): StreamPiece | typeof DONE | typeof SKIP {
+    if (data.startsWith('[DONE]')) return DONE;
+    if (data === '') return SKIP;
+    const trimmed = data.trimStart();
+    if (trimmed !== data && trimmed.charCodeAt(0) === 123) return this.piece(trimmed, name);
+    if (name === 'error') throw reportedError(this.context.providerId, this.context.apiKey, { message: data, param: null });
+    throw malformed(this.context.providerId, 'a stream event that is not JSON');
+  }
+
+  private parse(data: string): unknown {
+    try {
+      return JSON.parse(data);
+    } catch (err) {
+      throw malformed(this.context.providerId, 'a stream event that is not valid JSON', err);
+    }
+  }
+
+  private transportFault(err: unknown): GatewayError {
+    const fault = upstreamFault(err, this.context.signal);
+    // The upstream was reached and had started answering: losing the connection now is a cut
+    // stream, not an unreachable upstream.
+    if (fault.code === 'upstream_unreachable' && !this.context.signal.aborted) {
+      return new GatewayError('upstream_stream_truncated', `Provider "${this.context.providerId}" closed the connection mid-stream.`, { cause: err });
+    }
+    return fault;
+  }
+}
+
+function isErrorFrame(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const frame = value as { error?: unknown; object?: unknown };
+  return (frame.error !== undefined && frame.error !== null) || frame.object === 'error';
+}
+
+/**
+ * Whether the quoted word whose tail is `tail` (e.g. `"error"` found as `rror"`, with `head` its
+ * first letter) occurs as a key or a whole string value. A quote cannot appear unescaped inside a
+ * JSON string, so text inside the caller's content never matches.
+ */
+function hasQuoted(data: string, tail: string, head: number): boolean {
+  let i = data.indexOf(tail, 2);
+  while (i !== -1) {
+    if (data.charCodeAt(i - 1) === head && data.charCodeAt(i - 2) === 34) return true;
+    i = data.indexOf(tail, i + tail.length);
+  }
+  return false;
+}
+
+/** The index just after `"<word>"`, searched for as `<word>"` (see above), or -1. */
+function afterQuoted(data: string, wordAndQuote: string): number {
+  let i = data.indexOf(wordAndQuote, 1);
+  while (i !== -1) {
+    if (data.charCodeAt(i - 1) === 34) return i + wordAndQuote.length;
+    i = data.indexOf(wordAndQuote, i + wordAndQuote.length);
+  }
+  return -1;
+}
+
+/** Whether `: {` (any JSON whitespace) follows index `i`: `"usage":null` is skipped unparsed. */
+function objectFollows(data: string, i: number): boolean {
+  let c = data.charCodeAt(i);
+  while (c === 32 || c === 10 || c === 13 || c === 9) c = data.charCodeAt(++i);
+  if (c !== 58 /* : */) return false;
+  c = data.charCodeAt(++i);
+  while (c === 32 || c === 10 || c === 13 || c === 9) c = data.charCodeAt(++i);
+  return c === 123;
+}
+
+function noop(): void {}
