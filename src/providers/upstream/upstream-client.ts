@@ -5,6 +5,7 @@
  */
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
+import { GatewayError } from '../../errors/index.js';
 import { upstreamFault } from './upstream-faults.js';
 
 export interface UpstreamClientOptions {
@@ -56,13 +57,26 @@ export class UpstreamClient {
   }
 }
 
+/** No chat completion or error body comes near this; a larger one is not a usable answer. */
+export const MAX_UPSTREAM_BODY_BYTES = 32 * 1024 * 1024;
+
 /** Reads a whole upstream body as text, mapping transport faults the same way as the request. */
-export async function readBodyText(res: UpstreamResponse, signal: AbortSignal): Promise<string> {
+export async function readBodyText(res: UpstreamResponse, signal: AbortSignal, maxBytes = MAX_UPSTREAM_BODY_BYTES): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
   try {
-    return await res.body.text();
+    for await (const chunk of res.body) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) {
+        res.body.destroy();
+        throw new GatewayError('upstream_malformed_response', `The upstream answer is larger than ${maxBytes} bytes.`);
+      }
+      chunks.push(chunk as Buffer);
+    }
   } catch (err) {
     throw upstreamFault(err, signal);
   }
+  return chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
 }
 
 /** Drains and discards a body we will not read, so that its connection goes back to the pool. */
