@@ -33,21 +33,9 @@ export interface ApiKeyRecord {
   createdAt: number;
 }
 
-export interface NewAccount {
-  id: string;
-  name: string | null;
-  tier: string;
-  balanceMicros: number;
-}
+export type NewAccount = Omit<AccountRecord, 'createdAt'>;
 
-export interface NewApiKey {
-  id: string;
-  accountId: string;
-  name: string | null;
-  secretHash: string;
-  status: KeyStatus;
-  scope: KeyScope | null;
-}
+export type NewApiKey = Omit<ApiKeyRecord, 'createdAt'>;
 
 export interface Store {
   /** Brings the schema to the latest version; runs at every start. */

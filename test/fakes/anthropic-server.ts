@@ -5,8 +5,8 @@
  * the gateway, so it also validates requests the way the real API does where that catches
  * translation bugs (roles, empty text blocks, temperature range, required fields).
  */
+import { listenLocal } from '../support/local-server.js';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 
 /** The only key the fake accepts; any other `x-api-key` gets Anthropic's 401. */
 export const FAKE_ANTHROPIC_API_KEY = 'sk-ant-fake-0123456789abcdef';
@@ -61,7 +61,6 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   let behaviour: AnthropicBehaviour = { kind: 'ok' };
   let counter = 0;
   const requests: RecordedRequest[] = [];
-  const sockets = new Set<Socket>();
 
   const server = createServer((req, res) => {
     const requestId = `req_fake${String(++counter).padStart(6, '0')}`;
@@ -87,27 +86,15 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
       }
     });
   });
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const local = await listenLocal(server);
 
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${local.origin}/v1`,
     requests,
     behave(b) {
       behaviour = b;
     },
-    async close() {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      // `hang` leaves responses open forever; destroying the sockets is what lets close finish.
-      for (const socket of sockets) socket.destroy();
-      server.closeAllConnections();
-      await closed;
-    },
+    close: () => local.close(),
   };
 }
 

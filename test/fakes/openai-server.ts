@@ -7,8 +7,8 @@
  * Token counts are deterministic so tests can assert them: a completion token is one word of the
  * reply; prompt tokens are 3 per message plus one per word of string content, plus 3.
  */
+import { listenLocal } from '../support/local-server.js';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 
 export interface FakeOpenAI {
@@ -48,7 +48,6 @@ type Json = Record<string, any>;
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   let behaviour: OpenAIBehaviour = { kind: 'ok' };
   const requests: FakeOpenAI['requests'] = [];
-  const sockets = new Set<Socket>();
 
   const server = createServer((req, res) => {
     const parts: Buffer[] = [];
@@ -67,26 +66,15 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     });
   });
   server.keepAliveTimeout = 60_000;
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const local = await listenLocal(server);
 
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `${local.origin}/v1`,
     requests,
     behave(b) {
       behaviour = b;
     },
-    close() {
-      return new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      });
-    },
+    close: () => local.close(),
   };
 }
 

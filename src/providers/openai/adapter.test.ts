@@ -1,5 +1,5 @@
+import { listenLocal } from '../../../test/support/local-server.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_DEFAULT_REPLY, FAKE_OPENAI_KEY, startFakeOpenAI, type FakeOpenAI } from '../../../test/fakes/openai-server.js';
 import type { ProviderConfig } from '../../config/schema.js';
@@ -65,28 +65,12 @@ function chunks(pieces: StreamPiece[]): ChatCompletionChunk[] {
 
 /** A bare HTTP server for wire details the fake does not produce (exact bytes, odd framing). */
 async function rawServer(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
-  const sockets = new Set<Socket>();
-  let connections = 0;
   const server = createServer((req, res) => {
     req.resume();
     req.on('end', () => handler(req, res));
   });
-  server.on('connection', (socket: Socket) => {
-    connections++;
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1`,
-    connections: () => connections,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
+  const local = await listenLocal(server);
+  return { url: `${local.origin}/v1`, connections: () => local.connections(), close: () => local.close() };
 }
 
 let fake: FakeOpenAI;
