@@ -12,7 +12,7 @@ import type { SdkName } from './sdk.js';
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 export class Authenticator {
-  /** Principals by key id, rebuilt whenever the cached key or account record changes. */
+  /** Principals by cached record: a refreshed cache entry is a new object, so it gets a new principal. */
   private readonly principals = new WeakMap<CachedKey, Principal>();
 
   constructor(

@@ -12,7 +12,7 @@ export function logAccess(logger: Logger, request: FastifyRequest, status: numbe
       path: request.routeOptions.url ?? request.url,
       status,
       ms: Math.round((performance.now() - (request.startedAt ?? performance.now())) * 100) / 100,
-      key: request.principal?.key.id,
+      key_id: request.principal?.key.id,
       account: request.principal?.account.id,
       sdk: request.principal ? request.sdk : undefined,
       ...request.audit,
