@@ -8,7 +8,7 @@ const noHttpImports = {
 };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'bench/.peer/**', 'bench/results/**', 'data/**'] },
+  { ignores: ['dist/**', 'dist-bench/**', 'node_modules/**', 'bench/.peer/**', 'bench/results/**', 'data/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

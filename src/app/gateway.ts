@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
 import { parseSize } from '../config/size.js';
-import type { Logger } from '../logging/logger.js';
+import { createAccessLogger, type Logger } from '../logging/logger.js';
 import { openStore } from '../storage/open-store.js';
 import type { Store } from '../storage/types.js';
 import { KeyCache } from '../auth/key-cache.js';
@@ -47,8 +47,10 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
       deadlines: { budgetMs: config.generation.budget_ms, upstreamTimeoutMs: config.upstream.timeout_ms, idleTimeoutMs: config.upstream.idle_timeout_ms },
       onInternalError: (requestId, err) => logger.error({ err, request_id: requestId }, 'unexpected fault in a stream'),
     });
+    const accessLogger = createAccessLogger(config.log.level);
     const http = buildHttpServer({
       logger,
+      accessLogger,
       logRequests: config.log.requests,
       bodyLimit: config.server.body_limit === undefined ? DEFAULT_BODY_LIMIT : parseSize(config.server.body_limit),
       authenticator: new Authenticator(keys, tiers),
@@ -70,6 +72,7 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
       },
       async close() {
         await http.close();
+        accessLogger.flush();
         await Promise.allSettled([...openAdapters.values()].map((a) => a.close()));
         await store.close();
       },

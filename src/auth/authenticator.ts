@@ -10,26 +10,45 @@ import { compileScope, type CompiledTier, type Principal } from './principal.js'
 import type { SdkName } from './sdk.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
+const MAX_VERIFIED = 100_000;
 
 export class Authenticator {
   /** Principals by cached record: a refreshed cache entry is a new object, so it gets a new principal. */
   private readonly principals = new WeakMap<CachedKey, Principal>();
+  /**
+   * Keys whose secret was already checked against a cache entry, so that the hash runs once per
+   * key and entry rather than once per request. A refreshed entry is a new object and is checked
+   * again. Only keys that matched get in, so a flood of wrong keys cannot grow it.
+   */
+  private readonly verified = new Map<string, CachedKey>();
 
   constructor(
     private readonly cache: KeyCache,
     private readonly tiers: ReadonlyMap<string, CompiledTier>,
   ) {}
 
-  async authenticate(authorization: string | undefined): Promise<Principal> {
+  /**
+   * Answers from memory when the key is cached (the hot path, no promise), and with a promise
+   * only when the store must be read.
+   */
+  authenticate(authorization: string | undefined): Principal | Promise<Principal> {
     if (authorization === undefined || authorization.trim() === '') throw new GatewayError('missing_api_key');
-    const bearer = BEARER.exec(authorization);
-    const parsed = bearer ? parseApiKey(bearer[1] as string) : null;
-    if (parsed === null) throw new GatewayError('malformed_api_key');
-
+    const token = BEARER.exec(authorization)?.[1];
+    const parsed = token === undefined ? null : parseApiKey(token);
+    if (token === undefined || parsed === null) throw new GatewayError('malformed_api_key');
     const cached = this.cache.peek(parsed.id, Date.now());
-    const found = cached === undefined ? await this.cache.load(parsed.id) : cached;
+    if (cached !== undefined) return this.admit(token, parsed.secret, cached);
+    return this.cache.load(parsed.id).then((found) => this.admit(token, parsed.secret, found));
+  }
+
+  private admit(token: string, secret: string, found: CachedKey | null): Principal {
     // The same answer for an unknown id and a wrong secret, so that ids cannot be probed.
-    if (found === null || !secretMatches(parsed.secret, found.key.secretHash)) throw new GatewayError('invalid_api_key');
+    if (found === null) throw new GatewayError('invalid_api_key');
+    if (this.verified.get(token) !== found) {
+      if (!secretMatches(secret, found.key.secretHash)) throw new GatewayError('invalid_api_key');
+      if (this.verified.size >= MAX_VERIFIED) this.verified.clear();
+      this.verified.set(token, found);
+    }
     if (found.key.status !== 'active') throw new GatewayError('api_key_disabled');
     return this.principalFor(found);
   }

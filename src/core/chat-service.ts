@@ -17,12 +17,13 @@ import { CallDeadlines, type DeadlineSettings } from './deadlines.js';
 import { requiredCapabilities } from './required-capabilities.js';
 import { DONE_FRAME, dataFrame, errorFrame } from './sse-frames.js';
 import { ClientClosedError } from './client-closed.js';
+import type { Cancellation } from '../util/cancellation.js';
 
 export interface ChatCallContext {
   requestId: string;
   principal: Principal;
   /** The request's one controller: aborted when the caller goes away or a deadline passes. */
-  controller: AbortController;
+  controller: Cancellation;
 }
 
 export interface ServedBy {

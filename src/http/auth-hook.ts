@@ -3,8 +3,9 @@
  * endpoint against the tier and the key's scope. Endpoint names are the path after /v1 with
  * parameters left as written in the route (e.g. `chat/completions`, `models`).
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { Authenticator, assertEndpointAllowed, assertSdkAllowed } from '../auth/authenticator.js';
+import type { Principal } from '../auth/principal.js';
 import { detectSdk } from '../auth/sdk.js';
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -12,13 +13,36 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+function admitPrincipal(request: FastifyRequest, principal: Principal): void {
+  request.principal = principal;
+  request.sdk = detectSdk(header(request, 'user-agent'), header(request, 'x-stainless-lang'));
+  assertSdkAllowed(principal, request.sdk);
+  const endpoint = (request.routeOptions.config as { endpoint?: string }).endpoint;
+  if (endpoint !== undefined) assertEndpointAllowed(principal, endpoint);
+}
+
+/** Callback-style so that a cached key admits the request without a promise. */
 export function authHook(authenticator: Authenticator) {
-  return async function admit(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-    const principal = await authenticator.authenticate(header(request, 'authorization'));
-    request.principal = principal;
-    request.sdk = detectSdk(header(request, 'user-agent'), header(request, 'x-stainless-lang'));
-    assertSdkAllowed(principal, request.sdk);
-    const endpoint = (request.routeOptions.config as { endpoint?: string }).endpoint;
-    if (endpoint !== undefined) assertEndpointAllowed(principal, endpoint);
+  return function admit(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+    try {
+      const principal = authenticator.authenticate(header(request, 'authorization'));
+      if (!(principal instanceof Promise)) {
+        admitPrincipal(request, principal);
+        return done();
+      }
+      principal.then(
+        (loaded) => {
+          try {
+            admitPrincipal(request, loaded);
+            done();
+          } catch (err) {
+            done(err as Error);
+          }
+        },
+        (err: unknown) => done(err as Error),
+      );
+    } catch (err) {
+      done(err as Error);
+    }
   };
 }

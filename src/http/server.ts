@@ -22,11 +22,29 @@ import { healthRoutes } from './routes/health.js';
 
 export interface HttpServerDeps {
   logger: Logger;
+  /** One line per request when `logRequests`; see src/logging/logger.ts. */
+  accessLogger: Logger;
   logRequests: boolean;
   bodyLimit: number;
   authenticator: Authenticator;
   catalog: ModelCatalog;
   chat: ChatService;
+}
+
+/**
+ * Plain JSON.parse instead of Fastify's prototype-poisoning scan (secure-json-parse), which costs
+ * more than the parse itself: nothing in Tollgate merges a body into another object, and a
+ * `__proto__` key that JSON.parse makes is an ordinary own property, inert in validation and
+ * relayed upstream as data.
+ */
+function parseJsonBody(_request: unknown, body: string | Buffer, done: (err: Error | null, value?: unknown) => void): void {
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  if (text.length === 0) return done(new GatewayError('invalid_json', 'The request body is empty; send a JSON object.'));
+  try {
+    done(null, JSON.parse(text));
+  } catch (err) {
+    done(new GatewayError('invalid_json', `The request body is not valid JSON: ${(err as Error).message}`));
+  }
 }
 
 export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
@@ -46,6 +64,8 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   // The API takes JSON only; Fastify would otherwise hand a text/plain body to the routes as a string.
   app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
 
   const known = new KnownRoutes();
   app.addHook('onRoute', (route) => known.add(route.url, route.method));
@@ -64,7 +84,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
 
   if (deps.logRequests) {
     app.addHook('onResponse', (request, reply, done) => {
-      logAccess(logger, request, reply.statusCode);
+      logAccess(deps.accessLogger, request, reply.statusCode);
       done();
     });
   }
@@ -91,7 +111,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     (v1, _opts, done) => {
       v1.addHook('preHandler', authHook(deps.authenticator));
       modelRoutes(v1, deps.catalog);
-      chatRoutes(v1, deps.chat, logger, deps.logRequests);
+      chatRoutes(v1, deps.chat, logger, deps.logRequests ? deps.accessLogger : null);
       done();
     },
     { prefix: '/v1' },

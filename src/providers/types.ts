@@ -5,13 +5,14 @@
  */
 import type { Capability } from '../protocol/capabilities.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from '../protocol/chat.js';
+import type { CancelSignal } from '../util/cancellation.js';
 
 export interface ChatCall {
   /** The caller's validated request. `model` is still the public id; use `upstreamModel` upstream. */
   readonly request: ChatCompletionRequest;
   readonly upstreamModel: string;
   /** Aborted when the caller goes away or a deadline passes: stop all upstream work at once. */
-  readonly signal: AbortSignal;
+  readonly signal: CancelSignal;
   readonly requestId: string;
   /** Output cap to use when the caller gave none and the provider requires one. */
   readonly defaultMaxTokens: number;

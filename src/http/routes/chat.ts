@@ -3,18 +3,21 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { ChatService } from '../../core/chat-service.js';
 import { ClientClosedError } from '../../core/client-closed.js';
+import { Cancellation } from '../../util/cancellation.js';
 import type { Principal } from '../../auth/principal.js';
 import { SSE_HEADERS, writeFrames } from '../stream-writer.js';
 import { logAccess } from '../access-log.js';
 
-export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logger, logRequests: boolean): void {
+export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logger, accessLogger: Logger | null): void {
   app.post('/chat/completions', { config: { endpoint: 'chat/completions' } }, async (request, reply) => {
-    const controller = new AbortController();
+    const controller = new Cancellation();
     const res = reply.raw;
     // A caller that goes away stops the upstream call at once: no tokens burnt for nobody.
     res.once('close', () => {
       if (!res.writableFinished) controller.abort(new ClientClosedError());
     });
+    const model = (request.body as { model?: unknown } | null)?.model;
+    if (typeof model === 'string') request.audit.model = model;
     const outcome = await chat.complete(request.body, { requestId: request.id, principal: request.principal as Principal, controller });
     const audit = request.audit;
     audit.provider = outcome.servedBy.provider;
@@ -39,6 +42,6 @@ export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logg
     const usage = outcome.usage();
     audit.promptTokens = usage?.prompt_tokens;
     audit.completionTokens = usage?.completion_tokens;
-    if (logRequests) logAccess(logger, request, 200, completed ? 'completed' : 'client_closed');
+    if (accessLogger !== null) logAccess(accessLogger, request, 200, completed ? 'completed' : 'client_closed');
   });
 }

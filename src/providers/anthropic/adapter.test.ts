@@ -5,6 +5,7 @@ import type { ChatCompletionChunk, ChatCompletionRequest } from '../../protocol/
 import type { ChatCall, ChatStream, ProviderAdapter, StreamPiece } from '../types.js';
 import { FAKE_ANTHROPIC_API_KEY, FAKE_DEFAULT_TEXT, FAKE_TOOL_USE, startFakeAnthropic, type FakeAnthropic } from '../../../test/fakes/anthropic-server.js';
 import { createAnthropicAdapter } from './adapter.js';
+import { Cancellation } from '../../util/cancellation.js';
 
 /** FAKE_INPUT_USAGE summed: 21 input + 4 cache writes + 8 cache reads. */
 const PROMPT_TOKENS = 33;
@@ -27,7 +28,7 @@ function provider(overrides: Partial<ProviderConfig> = {}): ProviderConfig {
   };
 }
 
-function makeCall(request: Partial<ChatCompletionRequest> = {}, signal = new AbortController().signal): ChatCall {
+function makeCall(request: Partial<ChatCompletionRequest> = {}, signal = new Cancellation().signal): ChatCall {
   return {
     request: { model: 'public-claude', messages: [{ role: 'user', content: 'Hi' }], ...request },
     upstreamModel: 'claude-upstream-1',
@@ -304,7 +305,7 @@ describe('anthropic adapter: chatStream', () => {
 describe('anthropic adapter: cancellation', () => {
   it('stops a hanging chat when the signal aborts, with the abort reason', async () => {
     fake.behave({ kind: 'hang' });
-    const controller = new AbortController();
+    const controller = new Cancellation();
     const timeout = new GatewayError('upstream_timeout', 'first byte deadline passed');
     setTimeout(() => controller.abort(timeout), 50);
     const started = Date.now();
@@ -315,7 +316,7 @@ describe('anthropic adapter: cancellation', () => {
 
   it('stops a hanging chatStream when the caller goes away', async () => {
     fake.behave({ kind: 'hang' });
-    const controller = new AbortController();
+    const controller = new Cancellation();
     setTimeout(() => controller.abort(), 50);
     const err = await rejection(adapter.chatStream(makeCall({}, controller.signal)));
     expect(err.code).toBe('upstream_unreachable');

@@ -24,7 +24,7 @@ export function createAnthropicAdapter(provider: ProviderConfig, options: Adapte
     connectTimeoutMs: options.connectTimeoutMs,
     maxConnections: provider.max_connections,
   });
-  const headers = requestHeaders(provider);
+  const headers = UpstreamClient.headers(requestHeaders(provider));
 
   /** Sends the request; any non-2xx becomes the mapped GatewayError, with Anthropic's own message. */
   async function send(call: ChatCall, stream: boolean): Promise<UpstreamResponse> {

@@ -3,12 +3,13 @@ import { GatewayError } from '../../errors/index.js';
 import type { ChatCompletionRequest } from '../../protocol/chat.js';
 import type { ChatCall } from '../types.js';
 import { toMessagesRequest } from './request.js';
+import { Cancellation } from '../../util/cancellation.js';
 
 function makeCall(request: Partial<ChatCompletionRequest> = {}): ChatCall {
   return {
     request: { model: 'public-claude', messages: [{ role: 'user', content: 'Hi' }], ...request },
     upstreamModel: 'claude-upstream-1',
-    signal: new AbortController().signal,
+    signal: new Cancellation().signal,
     requestId: 'req_test_1',
     defaultMaxTokens: 1024,
   };

@@ -4,24 +4,20 @@
  * error statuses, malformed bodies, hangs, broken streams and missing capabilities, through the
  * same error mapping as the real adapters.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { GatewayError } from '../../errors/index.js';
 import type { MockOptions, ProviderConfig } from '../../config/schema.js';
 import type { Capability } from '../../protocol/capabilities.js';
 import type { ChatCompletion, ChatCompletionChunk, Usage } from '../../protocol/chat.js';
 import { estimateMessagesTokens } from '../../protocol/token-estimate.js';
 import { upstreamFault, upstreamStatusError } from '../upstream/upstream-faults.js';
+import { sleep, type CancelSignal } from '../../util/cancellation.js';
 import type { ChatCall, ChatResult, ChatStream, ProviderAdapter, StreamPiece } from '../types.js';
 import { mockChoice, type MockChoice } from './reply.js';
 
 const DEFAULTS: MockOptions = { latency_ms: 0, chunk_delay_ms: 0, malformed: false, hang: false, crash: false, missing_capabilities: [] };
 
-async function wait(ms: number, signal: AbortSignal): Promise<void> {
-  try {
-    await sleep(ms, undefined, { signal });
-  } catch (err) {
-    throw upstreamFault(err, signal);
-  }
+function wait(ms: number, signal: CancelSignal): Promise<void> {
+  return sleep(ms, signal, (cancelled) => upstreamFault(cancelled.reason, cancelled));
 }
 
 function usageOf(call: ChatCall, choices: MockChoice[]): Usage {

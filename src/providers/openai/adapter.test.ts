@@ -7,6 +7,7 @@ import { GatewayError } from '../../errors/index.js';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../protocol/chat.js';
 import type { ChatCall, ProviderAdapter, StreamPiece } from '../types.js';
 import { createOpenAIAdapter } from './adapter.js';
+import { Cancellation, type CancelSignal } from '../../util/cancellation.js';
 
 const UPSTREAM_MODEL = 'gpt-4o-mini-2024-07-18';
 const MESSAGES = [{ role: 'user' as const, content: 'Say hello' }];
@@ -27,7 +28,7 @@ function providerConfig(baseUrl: string, overrides: Partial<ProviderConfig> = {}
   };
 }
 
-function chatCall(request: Partial<ChatCompletionRequest> = {}, signal: AbortSignal = new AbortController().signal): ChatCall {
+function chatCall(request: Partial<ChatCompletionRequest> = {}, signal: CancelSignal = new Cancellation().signal): ChatCall {
   return {
     request: { model: 'public-model', messages: MESSAGES, ...request },
     upstreamModel: UPSTREAM_MODEL,
@@ -492,7 +493,7 @@ describe('OpenAI adapter: transport', () => {
 
   it('aborting the signal while waiting ends the call with the abort reason', async () => {
     fake.behave({ kind: 'hang' });
-    const controller = new AbortController();
+    const controller = new Cancellation();
     const reason = new GatewayError('upstream_timeout', 'first byte deadline passed');
     setTimeout(() => controller.abort(reason), 50);
     const started = Date.now();
@@ -500,7 +501,7 @@ describe('OpenAI adapter: transport', () => {
     expect(error).toBe(reason);
     expect(Date.now() - started).toBeLessThan(2_000);
 
-    const streamController = new AbortController();
+    const streamController = new Cancellation();
     setTimeout(() => streamController.abort(), 50);
     const streamError = await failure(adapter.chatStream(chatCall({ stream: true }, streamController.signal)));
     expect(streamError.code).toBe('upstream_unreachable');
@@ -514,7 +515,7 @@ describe('OpenAI adapter: transport', () => {
     });
     const raw = createOpenAIAdapter(providerConfig(server.url), { connectTimeoutMs: 2_000 });
     try {
-      const controller = new AbortController();
+      const controller = new Cancellation();
       const stream = await raw.chatStream(chatCall({ stream: true }, controller.signal));
       const reason = new GatewayError('upstream_timeout', 'idle deadline passed');
       setTimeout(() => controller.abort(reason), 50);

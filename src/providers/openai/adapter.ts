@@ -11,6 +11,7 @@ import { chatBody, streamBody } from './request-body.js';
 import { errorDetail, malformed, reportedError, statusError } from './errors.js';
 import { OpenAIChatStream } from './stream.js';
 import { usageOf } from './usage.js';
+import type { CancelSignal } from '../../util/cancellation.js';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 const PATH = '/chat/completions';
@@ -22,10 +23,10 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
     maxConnections: provider.max_connections,
   });
   const apiKey = provider.api_key === '' ? undefined : provider.api_key;
-  const headers = upstreamHeaders(provider, apiKey);
+  const headers = UpstreamClient.headers(upstreamHeaders(provider, apiKey));
   const providerId = provider.id;
 
-  async function send(body: string, signal: AbortSignal): Promise<UpstreamResponse> {
+  async function send(body: string, signal: CancelSignal): Promise<UpstreamResponse> {
     const res = await client.post(PATH, body, headers, signal);
     if (res.status < 200 || res.status >= 300) throw await statusError(providerId, apiKey, res, signal);
     return res;

@@ -5,6 +5,7 @@
 import { GatewayError } from '../../errors/index.js';
 import { headerValue, readBodyText, type UpstreamResponse } from '../upstream/upstream-client.js';
 import { upstreamStatusError } from '../upstream/upstream-faults.js';
+import type { CancelSignal } from '../../util/cancellation.js';
 
 export interface UpstreamErrorDetail {
   message: string | undefined;
@@ -50,7 +51,7 @@ export async function statusError(
   providerId: string,
   apiKey: string | undefined,
   res: UpstreamResponse,
-  signal: AbortSignal,
+  signal: CancelSignal,
 ): Promise<GatewayError> {
   const detail = parseErrorBody(await readBodyText(res, signal));
   return upstreamStatusError(providerId, res.status, redact(detail.message, apiKey), headerValue(res.headers, 'retry-after'), detail.param);

@@ -12,12 +12,13 @@ import { upstreamFault } from '../upstream/upstream-faults.js';
 import { SseScanner } from './sse-scanner.js';
 import { errorDetail, malformed, reportedError } from './errors.js';
 import { usageOf } from './usage.js';
+import type { CancelSignal } from '../../util/cancellation.js';
 
 export interface StreamContext {
   readonly providerId: string;
   /** Only to scrub it from relayed upstream messages. */
   readonly apiKey: string | undefined;
-  readonly signal: AbortSignal;
+  readonly signal: CancelSignal;
 }
 
 const DONE = Symbol('done');

@@ -5,6 +5,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { upstreamFault } from './upstream-faults.js';
+import type { CancelSignal } from '../../util/cancellation.js';
 
 export interface SseEvent {
   /** The `event:` field, or undefined for the default "message" event. */
@@ -12,7 +13,7 @@ export interface SseEvent {
   data: string;
 }
 
-export async function* sseEvents(body: AsyncIterable<Uint8Array>, signal: AbortSignal): AsyncGenerator<SseEvent> {
+export async function* sseEvents(body: AsyncIterable<Uint8Array>, signal: CancelSignal): AsyncGenerator<SseEvent> {
   // StringDecoder keeps UTF-8 sequences split across reads whole, about 3x cheaper than TextDecoder.
   const decoder = new StringDecoder('utf8');
   let pending: SseEvent[] = [];

@@ -7,6 +7,7 @@ import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../../errors/index.js';
 import { upstreamFault } from './upstream-faults.js';
+import type { CancelSignal } from '../../util/cancellation.js';
 
 export interface UpstreamClientOptions {
   baseUrl: string;
@@ -37,15 +38,18 @@ export class UpstreamClient {
     });
   }
 
-  async post(path: string, body: string, headers: Record<string, string>, signal: AbortSignal): Promise<UpstreamResponse> {
+  /**
+   * Headers for every request of one provider, built once: the JSON content headers, then the
+   * adapter's own (which win).
+   */
+  static headers(own: Record<string, string>): Record<string, string> {
+    return { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...own };
+  }
+
+  /** `headers` should come from UpstreamClient.headers(), built once per provider. */
+  async post(path: string, body: string, headers: Record<string, string>, signal: CancelSignal): Promise<UpstreamResponse> {
     try {
-      const res = await this.pool.request({
-        method: 'POST',
-        path: this.basePath + path,
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-        body,
-        signal,
-      });
+      const res = await this.pool.request({ method: 'POST', path: this.basePath + path, headers, body, signal });
       return { status: res.statusCode, headers: res.headers, body: res.body };
     } catch (err) {
       throw upstreamFault(err, signal);
@@ -61,7 +65,20 @@ export class UpstreamClient {
 export const MAX_UPSTREAM_BODY_BYTES = 32 * 1024 * 1024;
 
 /** Reads a whole upstream body as text, mapping transport faults the same way as the request. */
-export async function readBodyText(res: UpstreamResponse, signal: AbortSignal, maxBytes = MAX_UPSTREAM_BODY_BYTES): Promise<string> {
+export async function readBodyText(res: UpstreamResponse, signal: CancelSignal, maxBytes = MAX_UPSTREAM_BODY_BYTES): Promise<string> {
+  const declared = Number(headerValue(res.headers, 'content-length'));
+  if (declared > maxBytes) {
+    res.body.destroy();
+    throw new GatewayError('upstream_malformed_response', `The upstream answer is larger than ${maxBytes} bytes.`);
+  }
+  // With a declared length within the cap, undici's own reader is the cheapest way to the text.
+  if (declared >= 0) {
+    try {
+      return await res.body.text();
+    } catch (err) {
+      throw upstreamFault(err, signal);
+    }
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   try {

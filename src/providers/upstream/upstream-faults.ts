@@ -4,6 +4,7 @@
  * hand it here; the mapping to the spec's table is the same for every provider.
  */
 import { GatewayError } from '../../errors/index.js';
+import type { CancelSignal } from '../../util/cancellation.js';
 
 const UNREACHABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE',
@@ -23,7 +24,7 @@ function errorCode(err: unknown): string | undefined {
  * Maps a thrown transport error. When the call's signal was aborted, the abort's reason wins: the
  * pipeline aborts with the GatewayError it wants to answer (a timeout), or the caller went away.
  */
-export function upstreamFault(err: unknown, signal: AbortSignal): GatewayError {
+export function upstreamFault(err: unknown, signal: CancelSignal): GatewayError {
   if (signal.aborted) {
     const reason: unknown = signal.reason;
     if (reason instanceof GatewayError) return reason;

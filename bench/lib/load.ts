@@ -1,0 +1,52 @@
+/** One load run with autocannon, reduced to the figures the report needs. */
+import autocannon from 'autocannon';
+
+export interface LoadSpec {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  connections: number;
+  durationSeconds: number;
+  /** Requests per second for the whole run, or undefined for as fast as possible. */
+  rate?: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+export function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: spec.url,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...spec.headers },
+        body: spec.body,
+        connections: spec.connections,
+        duration: spec.durationSeconds,
+        timeout: 30,
+        ...(spec.rate !== undefined ? { overallRate: spec.rate } : {}),
+      },
+      (err, result) => {
+        if (err) return reject(err);
+        resolve({
+          requests: result.requests.total,
+          rps: result.requests.average,
+          p50: result.latency.p50,
+          p90: result.latency.p90,
+          p99: result.latency.p99,
+          errors: result.errors + result.timeouts,
+          non2xx: result.non2xx,
+        });
+      },
+    );
+    instance.on('error', reject);
+  });
+}

@@ -1,0 +1,19 @@
+/** What the benchmark runs: the targets and the load scenarios. */
+export const TARGET_NAMES = ['direct', 'lower-bound', 'tollgate', 'portkey'] as const;
+export type TargetName = (typeof TARGET_NAMES)[number];
+
+export interface Scenario {
+  id: string;
+  title: string;
+  connections: number;
+  stream: boolean;
+  /** Fixed request rate; undefined means as fast as the target goes. */
+  rate?: number;
+}
+
+export const SCENARIOS: Scenario[] = [
+  { id: 'c32', title: 'Non-streaming, 32 connections', connections: 32, stream: false },
+  { id: 'c128', title: 'Non-streaming, 128 connections', connections: 128, stream: false },
+  { id: 'stream-c32', title: 'Streaming (about 20 chunks), 32 connections', connections: 32, stream: true },
+  { id: 'rate-1000', title: 'Non-streaming at a fixed 1,000 requests/s', connections: 32, stream: false, rate: 1000 },
+];

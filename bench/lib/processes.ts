@@ -1,0 +1,100 @@
+/**
+ * Server processes for the benchmark: started pinned to a core when taskset exists, waited for
+ * until they accept connections, and measured from /proc (CPU time, resident size).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+
+export const HAS_TASKSET = spawnSync('taskset', ['-V']).status === 0;
+const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim()) || 100;
+
+export interface Server {
+  name: string;
+  port: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Every server started, so that an error or an interrupt anywhere still stops them all. */
+const started = new Set<ChildProcess>();
+function killAll(): void {
+  for (const child of started) if (child.exitCode === null) child.kill('SIGKILL');
+}
+process.on('exit', killAll);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    killAll();
+    process.exit(130);
+  });
+}
+
+export async function startServer(name: string, port: number, command: string[], options: { core?: number; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<Server> {
+  const [exe, ...args] = HAS_TASKSET && options.core !== undefined ? ['taskset', '-c', String(options.core), ...command] : command;
+  const child = spawn(exe as string, args, { env: { ...process.env, ...options.env }, cwd: options.cwd, stdio: ['ignore', 'ignore', 'pipe'] });
+  started.add(child);
+  child.once('exit', () => started.delete(child));
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const deadline = Date.now() + 30_000;
+  while (!(await accepts(port))) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}: ${stderr}`);
+    if (Date.now() > deadline) throw new Error(`${name} did not listen on ${port}: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    name,
+    port,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+      }),
+  };
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * The pid whose CPU counts: under taskset the child is taskset itself until it execs node, which
+ * keeps the pid, so the child's pid is the server's.
+ */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of stat; after the command name they are at 11 and 12.
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+export function residentBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+/** Total CPU of a process and its descendants (Portkey is a node process under npx-like wrappers). */
+export function treeCpuSeconds(pid: number): number {
+  let total = cpuSeconds(pid);
+  for (const child of childPids(pid)) total += treeCpuSeconds(child);
+  return total;
+}
+
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}

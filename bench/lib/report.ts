@@ -1,0 +1,65 @@
+/** The benchmark's report: a table per scenario, then the ratios against the issue's targets. */
+import { SCENARIOS, type TargetName } from './plan.js';
+import { fmt, ratio } from './stats.js';
+
+export interface Row {
+  scenario: string;
+  target: TargetName;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  cpuMicros: number;
+  errors: number;
+}
+
+export interface Report {
+  date: string;
+  machine: string;
+  pinned: boolean;
+  durationSeconds: number;
+  repetitions: number;
+  peer: string;
+  rows: Row[];
+}
+
+interface Check {
+  what: string;
+  value: string;
+  target: string;
+  pass: boolean | undefined;
+}
+
+function checks(report: Report): Check[] {
+  const at = (scenario: string, target: TargetName): Row | undefined => report.rows.find((r) => r.scenario === scenario && r.target === target);
+  const out: Check[] = [];
+  const add = (what: string, value: number | undefined, target: string, pass: (v: number) => boolean, digits = 2, unit = '×'): void => {
+    out.push({ what, value: value === undefined ? '–' : `${fmt(value, digits)}${unit}`, target, pass: value === undefined ? undefined : pass(value) });
+  };
+  add('Throughput at 32 connections, Tollgate / lower bound', ratio(at('c32', 'tollgate')?.rps, at('c32', 'lower-bound')?.rps), '≥ 0.7×', (v) => v >= 0.7);
+  add('Throughput at 32 connections, Tollgate / peer', ratio(at('c32', 'tollgate')?.rps, at('c32', 'portkey')?.rps), '≥ 15×', (v) => v >= 15, 1);
+  add('CPU per request at 32 connections, Tollgate / lower bound', ratio(at('c32', 'tollgate')?.cpuMicros, at('c32', 'lower-bound')?.cpuMicros), '≤ 1.5×', (v) => v <= 1.5);
+  add('Streaming throughput at 32 connections, Tollgate / lower bound', ratio(at('stream-c32', 'tollgate')?.rps, at('stream-c32', 'lower-bound')?.rps), '≥ 0.7×', (v) => v >= 0.7);
+  const t = at('rate-1000', 'tollgate')?.p99;
+  const l = at('rate-1000', 'lower-bound')?.p99;
+  add('p99 at 1,000 requests/s, Tollgate − lower bound', t === undefined || l === undefined ? undefined : t - l, '≤ 1 ms', (v) => v <= 1, 2, ' ms');
+  return out;
+}
+
+export function renderMarkdown(report: Report): string {
+  const lines = [
+    `Benchmark of ${report.date} on ${report.machine}; ${report.pinned ? 'servers under test pinned to one core, load generator and mock upstream to the other' : 'no CPU pinning'}; median of ${report.repetitions} runs of ${report.durationSeconds} s; peer ${report.peer}.`,
+    '',
+  ];
+  for (const scenario of SCENARIOS) {
+    const rows = report.rows.filter((r) => r.scenario === scenario.id);
+    if (rows.length === 0) continue;
+    lines.push(`**${scenario.title}**`, '', '| target | requests/s | p50 ms | p90 ms | p99 ms | server CPU µs/request |', '|---|---:|---:|---:|---:|---:|');
+    for (const r of rows) lines.push(`| ${r.target} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p90, 2)} | ${fmt(r.p99, 2)} | ${fmt(r.cpuMicros)} |`);
+    lines.push('');
+  }
+  lines.push('**Against the targets**', '', '| measure | value | target | met |', '|---|---:|---:|:---:|');
+  for (const c of checks(report)) lines.push(`| ${c.what} | ${c.value} | ${c.target} | ${c.pass === undefined ? '–' : c.pass ? 'yes' : 'no'} |`);
+  lines.push('', '"direct" is the mock upstream alone; its CPU column is the mock\'s own. Latencies are as seen by the load generator (autocannon).', '');
+  return lines.join('\n');
+}

@@ -1,0 +1,272 @@
+/**
+ * `npm run bench`: what Tollgate adds to every request, measured against the lower bound (a
+ * minimal node:http + undici proxy), a peer (the Portkey gateway) and the mock upstream alone,
+ * all in one run because these machines are shared and noisy: only ratios within a run compare.
+ *
+ * Options: --duration S (per run, default 8), --reps N (default 3), --targets a,b (subset of
+ * direct,lower-bound,tollgate,portkey), --scenarios a,b, --soak [--minutes M] (memory over time
+ * at 1,000 requests/s instead of the matrix, default 10 minutes), --out DIR (default bench/results).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { HAS_TASKSET, cpuSeconds, residentBytes, startServer, type Server } from './lib/processes.js';
+import { runLoad, type LoadResult } from './lib/load.js';
+import { ensurePortkey, PORTKEY_VERSION } from './lib/peer.js';
+import { fmt, median, ratio } from './lib/stats.js';
+import { SCENARIOS, TARGET_NAMES, type Scenario, type TargetName } from './lib/plan.js';
+import { renderMarkdown, type Report, type Row } from './lib/report.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const BENCH_DIST = resolve(import.meta.dirname);
+const SERVER_CORE = 1;
+const LOAD_CORE = 0;
+
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '8' },
+    reps: { type: 'string', default: '3' },
+    targets: { type: 'string', default: TARGET_NAMES.join(',') },
+    scenarios: { type: 'string', default: SCENARIOS.map((s) => s.id).join(',') },
+    soak: { type: 'boolean', default: false },
+    minutes: { type: 'string', default: '10' },
+    out: { type: 'string', default: join(ROOT, 'bench', 'results') },
+  },
+  allowPositionals: false,
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => done(port));
+    });
+  });
+}
+
+function generateKey(): string {
+  const out = spawnSync(process.execPath, [join(ROOT, 'bin', 'tollgate.js'), 'keys', 'generate'], { encoding: 'utf8' });
+  if (out.status !== 0) throw new Error(`tollgate keys generate failed: ${out.stderr}`);
+  return out.stdout.trim();
+}
+
+/** A realistic configuration: key auth, all four limits set high enough never to bite, two routes. */
+function tollgateConfig(dir: string, upstream: string): string {
+  const path = join(dir, 'tollgate.bench.yaml');
+  writeFileSync(
+    path,
+    `storage: { url: "sqlite://${join(dir, 'bench.db')}" }
+log: { level: info, requests: true }
+providers:
+  - { id: upstream-a, kind: openai, base_url: "${upstream}/v1", api_key: bench-upstream-key }
+  - { id: upstream-b, kind: openai, base_url: "${upstream}/v1", api_key: bench-upstream-key }
+models:
+  - id: bench-model
+    capabilities: [chat, streaming, tools, json_mode]
+    context_window: 128000
+    max_output_tokens: 4096
+    price: { input_per_million_tokens: 0.15, output_per_million_tokens: 0.6 }
+    routes: [{ provider: upstream-a, model: bench-upstream }, { provider: upstream-b, model: bench-upstream }]
+tiers:
+  bench:
+    models: ["*"]
+    limits: { requests_per_minute: 100000000, tokens_per_minute: 10000000000, daily: { chat: 1000000000 }, max_in_flight: 100000 }
+accounts:
+  - id: bench
+    tier: bench
+    credits: 1000000000
+    keys: [{ key: "\${TOLLGATE_BENCH_KEY}" }]
+`,
+  );
+  return path;
+}
+
+interface Target {
+  name: TargetName;
+  server: Server;
+  url: string;
+  headers: Record<string, string>;
+}
+
+async function startTargets(names: TargetName[], dir: string): Promise<{ mock: Server; targets: Target[] }> {
+  const node = process.execPath;
+  const mockPort = await freePort();
+  // The mock upstream shares the load generator's core, so the server under test has a core alone.
+  const mock = await startServer('mock upstream', mockPort, [node, join(BENCH_DIST, 'servers', 'mock-upstream.js'), String(mockPort)], { core: LOAD_CORE });
+  const upstream = `http://127.0.0.1:${mockPort}`;
+  const targets: Target[] = [];
+  for (const name of names) {
+    if (name === 'direct') {
+      targets.push({ name, server: mock, url: `${upstream}/v1/chat/completions`, headers: {} });
+    } else if (name === 'lower-bound') {
+      const port = await freePort();
+      const server = await startServer(name, port, [node, join(BENCH_DIST, 'servers', 'lower-bound.js'), String(port), upstream], { core: SERVER_CORE });
+      targets.push({ name, server, url: `http://127.0.0.1:${port}/v1/chat/completions`, headers: {} });
+    } else if (name === 'tollgate') {
+      const port = await freePort();
+      const key = generateKey();
+      const config = tollgateConfig(dir, upstream);
+      const server = await startServer(name, port, [node, join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)], {
+        core: SERVER_CORE,
+        env: { TOLLGATE_BENCH_KEY: key },
+        cwd: dir,
+      });
+      targets.push({ name, server, url: `http://127.0.0.1:${port}/v1/chat/completions`, headers: { authorization: `Bearer ${key}` } });
+    } else {
+      const entry = ensurePortkey(join(ROOT, 'bench'));
+      const port = await freePort();
+      const server = await startServer(name, port, [node, entry, `--port=${port}`, '--headless'], { core: SERVER_CORE, env: { NODE_ENV: 'production' } });
+      targets.push({
+        name,
+        server,
+        url: `http://127.0.0.1:${port}/v1/chat/completions`,
+        headers: { authorization: 'Bearer bench-upstream-key', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${upstream}/v1` },
+      });
+    }
+  }
+  return { mock, targets };
+}
+
+function body(scenario: Scenario, target: TargetName): string {
+  return JSON.stringify({
+    model: target === 'tollgate' ? 'bench-model' : 'bench-upstream',
+    messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: 'Write one sentence about foxes.' }],
+    max_tokens: 64,
+    ...(scenario.stream ? { stream: true } : {}),
+  });
+}
+
+async function measure(target: Target, scenario: Scenario, seconds: number): Promise<LoadResult & { cpuMicros: number }> {
+  const pid = target.server.child.pid as number;
+  const before = cpuSeconds(pid);
+  const result = await runLoad({
+    url: target.url,
+    headers: target.headers,
+    body: body(scenario, target.name),
+    connections: scenario.connections,
+    durationSeconds: seconds,
+    ...(scenario.rate !== undefined ? { rate: scenario.rate } : {}),
+  });
+  const cpu = cpuSeconds(pid) - before;
+  return { ...result, cpuMicros: result.requests > 0 ? (cpu * 1e6) / result.requests : NaN };
+}
+
+async function matrix(): Promise<number> {
+  const names = values.targets.split(',').filter((n): n is TargetName => (TARGET_NAMES as readonly string[]).includes(n));
+  const scenarios = SCENARIOS.filter((s) => values.scenarios.split(',').includes(s.id));
+  const seconds = Number(values.duration);
+  const reps = Number(values.reps);
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-bench-'));
+  console.log(`bench: ${names.join(', ')} × ${scenarios.map((s) => s.id).join(', ')}, ${reps} × ${seconds} s each`);
+  console.log(HAS_TASKSET ? `bench: taskset present: servers under test pinned to core ${SERVER_CORE}, load generator and mock upstream to core ${LOAD_CORE}` : 'bench: taskset not found: processes are not pinned');
+  const { mock, targets } = await startTargets(names, dir);
+  const rows: Row[] = [];
+  let errors = 0;
+  try {
+    for (const target of targets) await measure(target, SCENARIOS[0] as Scenario, 2); // warm-up
+    for (const scenario of scenarios) {
+      const samples = new Map<TargetName, Array<LoadResult & { cpuMicros: number }>>();
+      // Repetitions interleave the targets, so that noise on the machine spreads over all of them.
+      for (let rep = 0; rep < reps; rep++) {
+        for (const target of targets) {
+          const sample = await measure(target, scenario, seconds);
+          samples.set(target.name, [...(samples.get(target.name) ?? []), sample]);
+          if (sample.errors + sample.non2xx > 0) {
+            errors += sample.errors + sample.non2xx;
+            console.error(`bench: ${target.name} answered ${sample.non2xx} non-2xx and ${sample.errors} errors in ${scenario.id}`);
+          }
+          console.log(`  ${scenario.id} rep ${rep + 1} ${target.name}: ${fmt(sample.rps)} req/s, p99 ${fmt(sample.p99, 2)} ms, ${fmt(sample.cpuMicros)} µs CPU/req`);
+        }
+      }
+      for (const [target, list] of samples) {
+        rows.push({
+          scenario: scenario.id,
+          target,
+          rps: median(list.map((s) => s.rps)),
+          p50: median(list.map((s) => s.p50)),
+          p90: median(list.map((s) => s.p90)),
+          p99: median(list.map((s) => s.p99)),
+          cpuMicros: median(list.map((s) => s.cpuMicros)),
+          errors: list.reduce((sum, s) => sum + s.errors + s.non2xx, 0),
+        });
+      }
+    }
+  } finally {
+    for (const target of targets) if (target.server !== mock) await target.server.stop();
+    await mock.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const report: Report = {
+    date: new Date().toISOString(),
+    machine: machineDescription(),
+    pinned: HAS_TASKSET,
+    durationSeconds: seconds,
+    repetitions: reps,
+    peer: `@portkey-ai/gateway ${PORTKEY_VERSION}`,
+    rows,
+  };
+  writeReport(report);
+  if (errors > 0) {
+    console.error(`bench: ${errors} requests failed; the figures above are not valid`);
+    return 1;
+  }
+  return 0;
+}
+
+function machineDescription(): string {
+  const cpu = spawnSync('sh', ['-c', "grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"], { encoding: 'utf8' }).stdout.trim();
+  return `${cpu || 'unknown CPU'}, ${spawnSync('nproc', { encoding: 'utf8' }).stdout.trim()} cores, Node ${process.version}`;
+}
+
+function writeReport(report: Report): void {
+  mkdirSync(values.out, { recursive: true });
+  const markdown = renderMarkdown(report);
+  const stamp = report.date.replace(/[:.]/g, '-');
+  writeFileSync(join(values.out, `bench-${stamp}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(values.out, `bench-${stamp}.md`), markdown);
+  writeFileSync(join(values.out, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(values.out, 'latest.md'), markdown);
+  console.log(`\n${markdown}\nbench: written to ${values.out}`);
+}
+
+/** Resident memory of Tollgate over a long run at 1,000 requests/s. */
+async function soak(minutes: number): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-soak-'));
+  const { mock, targets } = await startTargets(['tollgate'], dir);
+  const target = targets[0] as Target;
+  const pid = target.server.child.pid as number;
+  const scenario = SCENARIOS.find((s) => s.id === 'rate-1000') as Scenario;
+  const slice = 30;
+  const samples: Array<{ second: number; rssMiB: number; rps: number; p99: number }> = [];
+  let errors = 0;
+  try {
+    for (let second = 0; second < minutes * 60; second += slice) {
+      const result = await measure(target, scenario, slice);
+      errors += result.errors + result.non2xx;
+      samples.push({ second: second + slice, rssMiB: residentBytes(pid) / 2 ** 20, rps: result.rps, p99: result.p99 });
+      console.log(`  soak ${second + slice}s: rss ${fmt(samples.at(-1)?.rssMiB, 1)} MiB, ${fmt(result.rps)} req/s, p99 ${fmt(result.p99, 2)} ms`);
+    }
+  } finally {
+    await target.server.stop();
+    await mock.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  // The first minute is warm-up (JIT, pools, caches); flat means within 10% after it.
+  const settled = samples.filter((s) => s.second > 60).map((s) => s.rssMiB);
+  const low = Math.min(...settled);
+  const high = Math.max(...settled);
+  const growth = ratio(high - low, low) ?? 0;
+  const flat = growth <= 0.1;
+  mkdirSync(values.out, { recursive: true });
+  writeFileSync(join(values.out, 'soak-latest.json'), `${JSON.stringify({ date: new Date().toISOString(), minutes, samples, growth, flat }, null, 2)}\n`);
+  console.log(`soak: resident size after warm-up ${fmt(low, 1)}–${fmt(high, 1)} MiB (${fmt(growth * 100, 1)}% spread): ${flat ? 'flat' : 'NOT flat'}`);
+  return errors > 0 || !flat ? 1 : 0;
+}
+
+const code = values.soak ? await soak(Number(values.minutes)) : await matrix();
+process.exit(code);
