@@ -35,7 +35,7 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         ...(spec.rate !== undefined ? { overallRate: spec.rate } : {}),
       },
       (err, result) => {
-        if (err) return reject(err);
+        if (err) return reject(err instanceof Error ? err : new Error(String(err)));
         resolve({
           requests: result.requests.total,
           rps: result.requests.average,

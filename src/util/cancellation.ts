@@ -31,7 +31,7 @@ export class Cancellation extends EventEmitter implements CancelSignal {
 }
 
 /** Waits `ms`, or rejects with `onCancel(signal)` as soon as the signal is cancelled. */
-export function sleep(ms: number, signal: CancelSignal, onCancel: (signal: CancelSignal) => unknown): Promise<void> {
+export function sleep(ms: number, signal: CancelSignal, onCancel: (signal: CancelSignal) => Error): Promise<void> {
   if (signal.aborted) return Promise.reject(onCancel(signal));
   return new Promise((resolve, reject) => {
     const cancelled = (): void => {
