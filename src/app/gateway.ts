@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
 import { parseSize } from '../config/size.js';
-import { createAccessLogger, type Logger } from '../logging/logger.js';
+import { AccessLogWriter, type Logger } from '../logging/logger.js';
 import { openStore } from '../storage/open-store.js';
 import type { Store } from '../storage/types.js';
 import { KeyCache } from '../auth/key-cache.js';
@@ -32,7 +32,12 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-export async function createGateway(config: Config, logger: Logger): Promise<Gateway> {
+export interface GatewayOptions {
+  /** Where access lines go (default: standard output). */
+  accessLogFd?: number;
+}
+
+export async function createGateway(config: Config, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
   const store = await openStore(config.storage.url);
   let adapters: Map<string, ProviderAdapter> | undefined;
   try {
@@ -47,11 +52,11 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
       deadlines: { budgetMs: config.generation.budget_ms, upstreamTimeoutMs: config.upstream.timeout_ms, idleTimeoutMs: config.upstream.idle_timeout_ms },
       onInternalError: (requestId, err) => logger.error({ err, request_id: requestId }, 'unexpected fault in a stream'),
     });
-    const accessLogger = createAccessLogger(config.log.level);
+    // Access lines are info-level: a configured level above info turns them off with the rest.
+    const accessLog = config.log.requests && ['info', 'debug', 'trace'].includes(config.log.level) ? new AccessLogWriter(options.accessLogFd) : null;
     const http = buildHttpServer({
       logger,
-      accessLogger,
-      logRequests: config.log.requests,
+      accessLog,
       bodyLimit: config.server.body_limit === undefined ? DEFAULT_BODY_LIMIT : parseSize(config.server.body_limit),
       authenticator: new Authenticator(keys, tiers),
       catalog,
@@ -72,7 +77,7 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
       },
       async close() {
         await http.close();
-        accessLogger.flush();
+        accessLog?.close();
         await Promise.allSettled([...openAdapters.values()].map((a) => a.close()));
         await store.close();
       },

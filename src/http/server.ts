@@ -5,6 +5,7 @@
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import type { AccessLogWriter } from '../logging/logger.js';
 import { GatewayError } from '../errors/index.js';
 import type { Authenticator } from '../auth/authenticator.js';
 import type { ModelCatalog } from '../catalog/model-catalog.js';
@@ -15,16 +16,15 @@ import { answerClientError, fromFrameworkError } from './framework-errors.js';
 import { KnownRoutes } from './known-routes.js';
 import { newRequestId } from './request-id.js';
 import { sendError } from './send-error.js';
-import { logAccess } from './access-log.js';
+import { accessLogFor } from './access-log.js';
 import { chatRoutes } from './routes/chat.js';
 import { modelRoutes } from './routes/models.js';
 import { healthRoutes } from './routes/health.js';
 
 export interface HttpServerDeps {
   logger: Logger;
-  /** One line per request when `logRequests`; see src/logging/logger.ts. */
-  accessLogger: Logger;
-  logRequests: boolean;
+  /** One line per request, or null when request logging is off. */
+  accessLog: AccessLogWriter | null;
   bodyLimit: number;
   authenticator: Authenticator;
   catalog: ModelCatalog;
@@ -49,6 +49,7 @@ function parseJsonBody(_request: unknown, body: string | Buffer, done: (err: Err
 
 export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   const { logger, bodyLimit } = deps;
+  const accessLog = accessLogFor(deps.accessLog);
   const app = Fastify({
     logger: false,
     bodyLimit,
@@ -57,8 +58,10 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     return503OnClosing: false,
     forceCloseConnections: true,
     clientErrorHandler: answerClientError,
-    frameworkErrors: (err, _request, reply) => {
-      void sendError(reply, fromFrameworkError(err, bodyLimit));
+    frameworkErrors: (err, request, reply) => {
+      const error = fromFrameworkError(err, bodyLimit);
+      void sendError(reply, error);
+      accessLog(request, error.status);
     },
   });
 
@@ -82,36 +85,35 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     done();
   });
 
-  if (deps.logRequests) {
-    app.addHook('onResponse', (request, reply, done) => {
-      logAccess(deps.accessLogger, request, reply.statusCode);
-      done();
-    });
-  }
 
   app.setErrorHandler((err, request, reply) => {
     const error = fromFrameworkError(err, bodyLimit);
     if (error.status === 500) logger.error({ err, request_id: request.id }, 'unexpected fault');
     request.audit.errorCode = error.code;
-    return sendError(reply, error);
+    sendError(reply, error);
+    accessLog(request, error.status);
+    return reply;
   });
 
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? request.url;
     const methods = known.methodsFor(path);
-    if (methods.length > 0) {
-      reply.header('allow', methods.join(', '));
-      return sendError(reply, new GatewayError('route_not_found', `${request.method} is not supported on ${path}; it accepts ${methods.join(', ')}.`));
-    }
-    return sendError(reply, new GatewayError('route_not_found', `There is no route ${request.method} ${path}.${path.startsWith('/v1/') ? '' : ' The API lives under /v1.'}`));
+    if (methods.length > 0) reply.header('allow', methods.join(', '));
+    const message =
+      methods.length > 0
+        ? `${request.method} is not supported on ${path}; it accepts ${methods.join(', ')}.`
+        : `There is no route ${request.method} ${path}.${path.startsWith('/v1/') ? '' : ' The API lives under /v1.'}`;
+    sendError(reply, new GatewayError('route_not_found', message));
+    accessLog(request, 404);
+    return reply;
   });
 
   healthRoutes(app);
   app.register(
     (v1, _opts, done) => {
       v1.addHook('preHandler', authHook(deps.authenticator));
-      modelRoutes(v1, deps.catalog);
-      chatRoutes(v1, deps.chat, logger, deps.logRequests ? deps.accessLogger : null);
+      modelRoutes(v1, deps.catalog, accessLog);
+      chatRoutes(v1, deps.chat, logger, accessLog);
       done();
     },
     { prefix: '/v1' },

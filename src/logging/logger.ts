@@ -17,11 +17,74 @@ export function createLogger(level: string): Logger {
   });
 }
 
+/** One request as the access log records it. Strings the caller chose are escaped when written. */
+export interface AccessRecord {
+  requestId: string;
+  clientRequestId: string | undefined;
+  method: string;
+  path: string;
+  status: number;
+  ms: number;
+  keyId: string | undefined;
+  account: string | undefined;
+  sdk: string | undefined;
+  model: string | undefined;
+  provider: string | undefined;
+  upstreamModel: string | undefined;
+  promptTokens: number | undefined;
+  completionTokens: number | undefined;
+  errorCode: string | undefined;
+  streamEnd: string | undefined;
+}
+
+const ACCESS_LEVEL = 30;
+const FLUSH_EVERY_MS = 1_000;
+
 /**
- * The access log: one line per request, from fields the HTTP layer picks itself (the public key
- * id, never the key), so it skips redaction, which costs more than the rest of the line. Lines
- * are buffered and written 4 KiB at a time rather than one write call each; `flush` on shutdown.
+ * The access log: one JSON line per request, in pino's line format (level 30, time, msg) so that
+ * the same tools read both logs. The line is built here rather than by pino, which costs about
+ * 6 µs a line against under 1 µs, and lines are written 16 KiB at a time, and at least every
+ * second, through sonic-boom (which handles partial writes to pipes).
  */
-export function createAccessLogger(level: string): Logger {
-  return pino({ level, base: { service: 'tollgate' } }, pino.destination({ dest: 1, sync: false, minLength: 4096 }));
+export class AccessLogWriter {
+  private readonly destination: ReturnType<typeof pino.destination>;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(fd = 1) {
+    this.destination = pino.destination({ dest: fd, sync: false, minLength: 16_000 });
+    this.timer = setInterval(() => this.flush(), FLUSH_EVERY_MS).unref();
+  }
+
+  write(r: AccessRecord): void {
+    let line = `{"level":${ACCESS_LEVEL},"time":${Date.now()},"service":"tollgate","request_id":"${r.requestId}","method":${JSON.stringify(r.method)},"path":${JSON.stringify(r.path)},"status":${r.status},"ms":${r.ms}`;
+    if (r.clientRequestId !== undefined) line += `,"client_request_id":${JSON.stringify(r.clientRequestId)}`;
+    if (r.keyId !== undefined) line += `,"key_id":"${r.keyId}"`;
+    if (r.account !== undefined) line += `,"account":${JSON.stringify(r.account)}`;
+    if (r.sdk !== undefined) line += `,"sdk":"${r.sdk}"`;
+    if (r.model !== undefined) line += `,"model":${JSON.stringify(r.model)}`;
+    if (r.provider !== undefined) line += `,"provider":${JSON.stringify(r.provider)}`;
+    if (r.upstreamModel !== undefined) line += `,"upstream_model":${JSON.stringify(r.upstreamModel)}`;
+    if (r.promptTokens !== undefined) line += `,"prompt_tokens":${r.promptTokens}`;
+    if (r.completionTokens !== undefined) line += `,"completion_tokens":${r.completionTokens}`;
+    if (r.errorCode !== undefined) line += `,"error_code":"${r.errorCode}"`;
+    if (r.streamEnd !== undefined) line += `,"stream_end":"${r.streamEnd}"`;
+    this.destination.write(`${line},"msg":"request"}\n`);
+  }
+
+  flush(): void {
+    try {
+      this.destination.flush();
+    } catch {
+      // Nothing written yet, or a write in progress: the next flush or write takes it.
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    try {
+      this.destination.flushSync();
+    } catch {
+      // A destination closed under us has nothing left to flush.
+    }
+  }
 }

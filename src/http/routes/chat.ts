@@ -6,9 +6,9 @@ import { ClientClosedError } from '../../core/client-closed.js';
 import { Cancellation } from '../../util/cancellation.js';
 import type { Principal } from '../../auth/principal.js';
 import { SSE_HEADERS, writeFrames } from '../stream-writer.js';
-import { logAccess } from '../access-log.js';
+import type { AccessLog } from '../access-log.js';
 
-export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logger, accessLogger: Logger | null): void {
+export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logger, accessLog: AccessLog): void {
   app.post('/chat/completions', { config: { endpoint: 'chat/completions' } }, async (request, reply) => {
     const controller = new Cancellation();
     const res = reply.raw;
@@ -26,7 +26,9 @@ export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logg
     if (outcome.kind === 'json') {
       audit.promptTokens = outcome.usage?.prompt_tokens;
       audit.completionTokens = outcome.usage?.completion_tokens;
-      return reply.header('content-type', 'application/json; charset=utf-8').send(outcome.body);
+      reply.header('content-type', 'application/json; charset=utf-8').send(outcome.body);
+      accessLog(request, 200);
+      return reply;
     }
 
     // From here Fastify no longer manages the reply; every outcome is written by hand.
@@ -42,6 +44,6 @@ export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logg
     const usage = outcome.usage();
     audit.promptTokens = usage?.prompt_tokens;
     audit.completionTokens = usage?.completion_tokens;
-    if (accessLogger !== null) logAccess(accessLogger, request, 200, completed ? 'completed' : 'client_closed');
+    accessLog(request, 200, completed ? 'completed' : 'client_closed');
   });
 }

@@ -4,13 +4,16 @@ import { GatewayError } from '../../errors/index.js';
 import { assertModelAllowed, modelAllowed } from '../../auth/authenticator.js';
 import { modelRecord, type ModelCatalog } from '../../catalog/model-catalog.js';
 import type { Principal } from '../../auth/principal.js';
+import type { AccessLog } from '../access-log.js';
 
-export function modelRoutes(app: FastifyInstance, catalog: ModelCatalog): void {
+export function modelRoutes(app: FastifyInstance, catalog: ModelCatalog, accessLog: AccessLog): void {
   app.get('/models', { config: { endpoint: 'models' } }, (request, reply) => {
     const principal = request.principal as Principal;
     const data = [];
     for (const model of catalog.all()) if (modelAllowed(principal, model.id)) data.push(modelRecord(model));
-    return reply.send({ object: 'list', data });
+    reply.send({ object: 'list', data });
+    accessLog(request, 200);
+    return reply;
   });
 
   // A wildcard, not `:model`, because model ids may contain slashes ("meta-llama/Llama-3.1-8B").
@@ -21,6 +24,8 @@ export function modelRoutes(app: FastifyInstance, catalog: ModelCatalog): void {
       throw new GatewayError('model_not_found', `The model "${id}" does not exist. Check the id against GET /v1/models.`, { param: 'model' });
     }
     assertModelAllowed(request.principal as Principal, model.id);
-    return reply.send(modelRecord(model));
+    reply.send(modelRecord(model));
+    accessLog(request, 200);
+    return reply;
   });
 }
