@@ -15,6 +15,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { HAS_TASKSET, cpuSeconds, residentBytes, startServer, type Server } from './lib/processes.js';
 import { runLoad, type LoadResult } from './lib/load.js';
+import { runFixedRate } from './lib/fixed-rate.js';
 import { ensurePortkey, PORTKEY_VERSION } from './lib/peer.js';
 import { fmt, median, ratio } from './lib/stats.js';
 import { SCENARIOS, TARGET_NAMES, type Scenario, type TargetName } from './lib/plan.js';
@@ -144,14 +145,8 @@ function body(scenario: Scenario, target: TargetName): string {
 async function measure(target: Target, scenario: Scenario, seconds: number): Promise<LoadResult & { cpuMicros: number }> {
   const pid = target.server.child.pid as number;
   const before = cpuSeconds(pid);
-  const result = await runLoad({
-    url: target.url,
-    headers: target.headers,
-    body: body(scenario, target.name),
-    connections: scenario.connections,
-    durationSeconds: seconds,
-    ...(scenario.rate !== undefined ? { rate: scenario.rate } : {}),
-  });
+  const spec = { url: target.url, headers: target.headers, body: body(scenario, target.name), connections: scenario.connections, durationSeconds: seconds };
+  const result = scenario.rate !== undefined ? await runFixedRate({ ...spec, rate: scenario.rate }) : await runLoad(spec);
   const cpu = cpuSeconds(pid) - before;
   return { ...result, cpuMicros: result.requests > 0 ? (cpu * 1e6) / result.requests : NaN };
 }
@@ -174,6 +169,7 @@ async function matrix(): Promise<number> {
       // Repetitions interleave the targets, so that noise on the machine spreads over all of them.
       for (let rep = 0; rep < reps; rep++) {
         for (const target of targets) {
+          if (target.name === 'portkey' && !scenario.peer) continue;
           const sample = await measure(target, scenario, seconds);
           samples.set(target.name, [...(samples.get(target.name) ?? []), sample]);
           if (sample.errors + sample.non2xx > 0) {

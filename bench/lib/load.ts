@@ -1,4 +1,4 @@
-/** One load run with autocannon, reduced to the figures the report needs. */
+/** One closed-loop load run with autocannon (as fast as the target goes), reduced to the figures the report needs. */
 import autocannon from 'autocannon';
 
 export interface LoadSpec {
@@ -7,8 +7,6 @@ export interface LoadSpec {
   body: string;
   connections: number;
   durationSeconds: number;
-  /** Requests per second for the whole run, or undefined for as fast as possible. */
-  rate?: number;
 }
 
 export interface LoadResult {
@@ -32,7 +30,6 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
         connections: spec.connections,
         duration: spec.durationSeconds,
         timeout: 30,
-        ...(spec.rate !== undefined ? { overallRate: spec.rate } : {}),
       },
       (err, result) => {
         if (err) return reject(err instanceof Error ? err : new Error(String(err)));

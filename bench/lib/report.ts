@@ -60,6 +60,10 @@ export function renderMarkdown(report: Report): string {
   }
   lines.push('**Against the targets**', '', '| measure | value | target | met |', '|---|---:|---:|:---:|');
   for (const c of checks(report)) lines.push(`| ${c.what} | ${c.value} | ${c.target} | ${c.pass === undefined ? '–' : c.pass ? 'yes' : 'no'} |`);
-  lines.push('', '"direct" is the mock upstream alone; its CPU column is the mock\'s own. Latencies are as seen by the load generator (autocannon).', '');
+  lines.push(
+    '',
+    '"direct" is the mock upstream alone; its CPU column is the mock\'s own. Latencies are as seen by the load generator: autocannon (whole milliseconds) for the closed-loop runs, a fixed-rate driver with microsecond timing for the 1,000 requests/s run. The peer does not take part in streaming: Portkey 1.15.2 fails every streamed request on Node 20 here (TypeError: immutable, in its response handling).',
+    '',
+  );
   return lines.join('\n');
 }

@@ -14,7 +14,7 @@ import type { Router } from '../routing/router.js';
 import type { ChatStream } from '../providers/types.js';
 import { validateChatRequest } from '../validation/chat-request.js';
 import { CallDeadlines, type DeadlineSettings } from './deadlines.js';
-import { requiredCapabilities } from './required-capabilities.js';
+import { requiredCapabilities, type Requirement } from './required-capabilities.js';
 import { DONE_FRAME, dataFrame, errorFrame } from './sse-frames.js';
 import { ClientClosedError } from './client-closed.js';
 import type { Cancellation } from '../util/cancellation.js';
@@ -53,9 +53,10 @@ export class ChatService {
       throw new GatewayError('model_not_found', `The model "${request.model}" does not exist. Check the id against GET /v1/models.`, { param: 'model' });
     }
     assertModelAllowed(ctx.principal, model.id);
-    checkAgainstModel(request, model);
+    const needs = requiredCapabilities(request);
+    checkAgainstModel(request, model, needs);
 
-    const route = this.options.router.pick(model, requiredCapabilities(request).map((r) => r.capability));
+    const route = this.options.router.pick(model, needs);
     const servedBy = { provider: route.adapter.id, upstreamModel: route.upstreamModel };
     const deadlines = new CallDeadlines(ctx.controller, this.options.deadlines);
     const call = {
@@ -83,10 +84,11 @@ export class ChatService {
 
   private async *frames(stream: ChatStream, includeUsage: boolean, deadlines: CallDeadlines, ctx: ChatCallContext): AsyncGenerator<string> {
     try {
-      for await (const piece of stream) {
+      for await (const batch of stream) {
         deadlines.progress();
-        if (piece.usageOnly === true && !includeUsage) continue;
-        yield dataFrame(piece.data);
+        let frames = '';
+        for (const piece of batch) if (piece.usageOnly !== true || includeUsage) frames += dataFrame(piece.data);
+        if (frames !== '') yield frames;
       }
       yield DONE_FRAME;
     } catch (err) {
@@ -101,8 +103,8 @@ export class ChatService {
 }
 
 /** Rules that need the model: capabilities, the output cap and the context window. */
-function checkAgainstModel(request: ChatCompletionRequest, model: CatalogModel): void {
-  for (const { capability, param } of requiredCapabilities(request)) {
+function checkAgainstModel(request: ChatCompletionRequest, model: CatalogModel, needs: readonly Requirement[]): void {
+  for (const { capability, param } of needs) {
     if (!model.capabilities.has(capability)) {
       throw new GatewayError('model_capability_missing', `The model "${model.id}" does not support ${capability} (needed by ${param}).`, { param });
     }

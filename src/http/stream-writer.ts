@@ -23,10 +23,24 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
-/** Writes every frame; returns false if the client went away before the end. */
+/**
+ * Writes every frame; returns false if the client went away before the end. Frames that arrive
+ * in the same tick (one upstream read holds many events) are corked into one socket write
+ * instead of one write each.
+ */
 export async function writeFrames(res: ServerResponse, frames: AsyncIterable<string>): Promise<boolean> {
+  let corked = false;
+  const uncork = (): void => {
+    corked = false;
+    res.uncork();
+  };
   for await (const frame of frames) {
     if (res.destroyed) return false;
+    if (!corked) {
+      corked = true;
+      res.cork();
+      process.nextTick(uncork);
+    }
     if (!res.write(frame)) await drained(res);
   }
   if (res.destroyed) return false;

@@ -33,10 +33,12 @@ export interface StreamPiece {
 }
 
 /**
- * A started stream. Iterating yields the chunks; the iterator ends after the upstream's proper end
- * and throws a GatewayError when the upstream fails or cuts the stream without a proper end.
+ * A started stream. Iterating yields the chunks in batches, one batch for what one upstream read
+ * delivered (never empty), because each step through an async iterator costs more than relaying
+ * a chunk. The iterator ends after the upstream's proper end and throws a GatewayError when the
+ * upstream fails or cuts the stream without a proper end.
  */
-export interface ChatStream extends AsyncIterable<StreamPiece> {
+export interface ChatStream extends AsyncIterable<readonly StreamPiece[]> {
   /** Usage as last reported by the upstream (complete once iteration ended). */
   readonly usage: Usage | null;
 }

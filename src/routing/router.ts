@@ -16,12 +16,12 @@ export interface ChosenRoute {
 export class Router {
   constructor(private readonly adapters: ReadonlyMap<string, ProviderAdapter>) {}
 
-  pick(model: CatalogModel, needs: readonly Capability[]): ChosenRoute {
+  pick(model: CatalogModel, needs: readonly { capability: Capability }[]): ChosenRoute {
     let missing: Capability | undefined;
     for (const route of model.config.routes) {
       const adapter = this.adapters.get(route.provider);
       if (adapter === undefined) continue;
-      missing = needs.find((capability) => !adapter.implements(capability, route.model));
+      missing = needs.find((need) => !adapter.implements(need.capability, route.model))?.capability;
       if (missing === undefined) return { adapter, upstreamModel: route.model };
     }
     throw new GatewayError(

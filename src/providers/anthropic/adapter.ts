@@ -57,7 +57,7 @@ export function createAnthropicAdapter(provider: ProviderConfig, options: Adapte
       const res = await send(call, true);
       const translator = new StreamTranslator({ providerId: provider.id, upstreamModel: call.upstreamModel, created: unixNow() });
       const pieces = translateStream(sseEvents(res.body, call.signal), translator);
-      let first: IteratorResult<StreamPiece>;
+      let first: IteratorResult<StreamPiece[]>;
       try {
         // Anthropic may accept with a 200 and then refuse in its first event (overload): waiting
         // for message_start lets such a refusal still become an HTTP error status for the caller.
@@ -96,15 +96,15 @@ class AnthropicChatStream implements ChatStream {
   constructor(
     private readonly res: UpstreamResponse,
     private readonly translator: StreamTranslator,
-    private readonly first: IteratorResult<StreamPiece>,
-    private readonly rest: AsyncGenerator<StreamPiece>,
+    private readonly first: IteratorResult<StreamPiece[]>,
+    private readonly rest: AsyncGenerator<StreamPiece[]>,
   ) {}
 
   get usage(): Usage | null {
     return this.translator.usage;
   }
 
-  async *[Symbol.asyncIterator](): AsyncGenerator<StreamPiece> {
+  async *[Symbol.asyncIterator](): AsyncGenerator<StreamPiece[]> {
     // The body can only be read once; a second reader would see an empty, "truncated" stream.
     if (this.started) throw new Error('An Anthropic stream can only be iterated once.');
     this.started = true;

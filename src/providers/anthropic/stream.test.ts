@@ -25,11 +25,16 @@ async function* from(events: StreamEvent[]): AsyncGenerator<StreamEvent> {
   }
 }
 
+/** One event per read, the hardest case for batching. */
+async function* batchesOf(events: AsyncIterable<StreamEvent>): AsyncGenerator<StreamEvent[]> {
+  for await (const event of events) yield [event];
+}
+
 async function run(events: StreamEvent[]): Promise<{ pieces: StreamPiece[]; error: unknown; translator: StreamTranslator }> {
   const translator = new StreamTranslator(CTX);
   const pieces: StreamPiece[] = [];
   try {
-    for await (const p of translateStream(from(events), translator)) pieces.push(p);
+    for await (const batch of translateStream(batchesOf(from(events)), translator)) pieces.push(...batch);
   } catch (error) {
     return { pieces, error, translator };
   }
@@ -106,7 +111,7 @@ describe('StreamTranslator', () => {
     }
     const translator = new StreamTranslator(CTX);
     const pieces: StreamPiece[] = [];
-    for await (const p of translateStream(source(), translator)) pieces.push(p);
+    for await (const batch of translateStream(batchesOf(source()), translator)) pieces.push(...batch);
     expect(drained).toBe(true);
     expect(pieces).toHaveLength(3);
     expect(pieces[2]?.usageOnly).toBe(true);

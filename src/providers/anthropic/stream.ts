@@ -156,13 +156,25 @@ function numberOr(value: unknown, fallback: number): number {
 }
 
 /** Runs the translator over the upstream's events; ending without message_stop is a truncation. */
-export async function* translateStream(events: AsyncIterable<StreamEvent>, translator: StreamTranslator): AsyncGenerator<StreamPiece> {
+export async function* translateStream(batches: AsyncIterable<readonly StreamEvent[]>, translator: StreamTranslator): AsyncGenerator<StreamPiece[]> {
   try {
-    for await (const event of events) {
-      // After message_stop the body is read to its end rather than dropped, so that the
-      // keep-alive connection goes back to the pool instead of being torn down.
-      if (translator.finished) continue;
-      yield* translator.handle(event);
+    for await (const events of batches) {
+      const pieces: StreamPiece[] = [];
+      let failure: unknown;
+      for (const event of events) {
+        // After message_stop the body is read to its end rather than dropped, so that the
+        // keep-alive connection goes back to the pool instead of being torn down.
+        if (translator.finished) break;
+        try {
+          for (const piece of translator.handle(event)) pieces.push(piece);
+        } catch (err) {
+          // What came before the error in this read is still delivered, then the error.
+          failure = err;
+          break;
+        }
+      }
+      if (pieces.length > 0) yield pieces;
+      if (failure !== undefined) throw failure;
     }
   } catch (err) {
     // The caller already has the whole answer; a fault in the trailing bytes changes nothing.

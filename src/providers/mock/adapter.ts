@@ -80,7 +80,8 @@ export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
       });
       let usage: Usage = { prompt_tokens: finalUsage.prompt_tokens, completion_tokens: 0, total_tokens: finalUsage.prompt_tokens };
 
-      async function* pieces(): AsyncGenerator<StreamPiece> {
+      // One piece a batch: the mock's chunks arrive one by one, like a slow real stream.
+      async function* pieces(): AsyncGenerator<StreamPiece[]> {
         let sent = 0;
         const beforeChunk = async (): Promise<void> => {
           if (options.break_after_chunks !== undefined && sent >= options.break_after_chunks) {
@@ -95,22 +96,22 @@ export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
         };
         for (const [index, choice] of choices.entries()) {
           await beforeChunk();
-          yield chunk(index, { role: 'assistant', content: choice.toolCall ? null : '' });
+          yield [chunk(index, { role: 'assistant', content: choice.toolCall ? null : '' })];
           if (choice.toolCall) {
             await beforeChunk();
             const { id, type, function: fn } = choice.toolCall;
-            yield chunk(index, { tool_calls: [{ index: 0, id, type, function: { name: fn.name, arguments: fn.arguments } }] });
+            yield [chunk(index, { tool_calls: [{ index: 0, id, type, function: { name: fn.name, arguments: fn.arguments } }] })];
             usage = { ...usage, completion_tokens: usage.completion_tokens + 1, total_tokens: usage.total_tokens + 1 };
           }
           for (const [i, word] of choice.words.entries()) {
             await beforeChunk();
-            yield chunk(index, { content: i === 0 ? word : ` ${word}` });
+            yield [chunk(index, { content: i === 0 ? word : ` ${word}` })];
             usage = { ...usage, completion_tokens: usage.completion_tokens + 1, total_tokens: usage.total_tokens + 1 };
           }
           await beforeChunk();
-          yield chunk(index, {}, choice.finishReason);
+          yield [chunk(index, {}, choice.finishReason)];
         }
-        yield { data: JSON.stringify({ ...head, choices: [], usage }), usageOnly: true };
+        yield [{ data: JSON.stringify({ ...head, choices: [], usage }), usageOnly: true }];
       }
 
       const generator = pieces();

@@ -48,13 +48,13 @@ async function failure(promise: Promise<unknown>): Promise<GatewayError> {
   throw new Error('expected a GatewayError, got success');
 }
 
-async function collect(stream: AsyncIterable<StreamPiece>, into: StreamPiece[] = []): Promise<StreamPiece[]> {
-  for await (const piece of stream) into.push(piece);
+async function collect(stream: AsyncIterable<readonly StreamPiece[]>, into: StreamPiece[] = []): Promise<StreamPiece[]> {
+  for await (const batch of stream) into.push(...batch);
   return into;
 }
 
 /** Iterates until the stream fails; returns the pieces seen before and the error. */
-async function collectUntilFailure(stream: AsyncIterable<StreamPiece>): Promise<{ pieces: StreamPiece[]; error: GatewayError }> {
+async function collectUntilFailure(stream: AsyncIterable<readonly StreamPiece[]>): Promise<{ pieces: StreamPiece[]; error: GatewayError }> {
   const pieces: StreamPiece[] = [];
   const error = await failure(collect(stream, pieces));
   return { pieces, error };
@@ -277,8 +277,8 @@ describe('OpenAI adapter: streaming', () => {
 
   it('lets the caller stop early without breaking later requests', async () => {
     const stream = await adapter.chatStream(chatCall({ stream: true }));
-    for await (const piece of stream) {
-      expect(piece.data).toContain('"role":"assistant"');
+    for await (const batch of stream) {
+      expect(batch[0]?.data).toContain('"role":"assistant"');
       break;
     }
     const result = await adapter.chat(chatCall());

@@ -37,14 +37,14 @@ export class OpenAIChatStream implements ChatStream {
     return this.seenUsage;
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<StreamPiece> {
+  [Symbol.asyncIterator](): AsyncIterator<StreamPiece[]> {
     // The body can be read once; a second reader would see an empty body and report truncation.
     if (this.iterated) throw new GatewayError('internal_error', 'An upstream stream was iterated twice.');
     this.iterated = true;
-    return this.pieces();
+    return this.batches();
   }
 
-  private async *pieces(): AsyncGenerator<StreamPiece> {
+  private async *batches(): AsyncGenerator<StreamPiece[]> {
     const body = this.res.body;
     const scanner = new SseScanner();
     // StringDecoder, not TextDecoder: both keep a UTF-8 sequence split across reads whole, but
@@ -54,18 +54,30 @@ export class OpenAIChatStream implements ChatStream {
     try {
       // destroyOnReturn: false so that leaving the loop at [DONE] does not kill a socket the
       // pool could reuse; the finally block decides between draining and destroying.
-      read: for await (const chunk of body.iterator({ destroyOnReturn: false })) {
+      for await (const chunk of body.iterator({ destroyOnReturn: false })) {
         scanner.feed(decoder.write(chunk as Buffer));
         const events = scanner.data;
         const names = scanner.names;
+        const batch: StreamPiece[] = [];
+        let failure: unknown;
         for (let i = 0, count = scanner.count; i < count; i++) {
-          const piece = this.piece(events[i] as string, names[i]);
+          let piece: StreamPiece | typeof DONE | typeof SKIP;
+          try {
+            piece = this.piece(events[i] as string, names[i]);
+          } catch (err) {
+            // What came before the error in this read is still delivered, then the error.
+            failure = err;
+            break;
+          }
           if (piece === DONE) {
             done = true;
-            break read;
+            break;
           }
-          if (piece !== SKIP) yield piece;
+          if (piece !== SKIP) batch.push(piece);
         }
+        if (batch.length > 0) yield batch;
+        if (failure !== undefined) throw failure;
+        if (done) break;
       }
       if (!done) {
         // A final [DONE] whose blank line never came still ends the stream properly. Bytes of an

@@ -1,6 +1,7 @@
 /**
- * Server-sent events from an upstream body, as an async iterator of events. Built on
- * eventsource-parser, which handles field folding, CRLF and events split across chunks.
+ * Server-sent events from an upstream body, as an async iterator of batches: the complete events
+ * of each read. Built on eventsource-parser, which handles field folding, CRLF and events split
+ * across reads.
  */
 import { StringDecoder } from 'node:string_decoder';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
@@ -13,7 +14,7 @@ export interface SseEvent {
   data: string;
 }
 
-export async function* sseEvents(body: AsyncIterable<Uint8Array>, signal: CancelSignal): AsyncGenerator<SseEvent> {
+export async function* sseEvents(body: AsyncIterable<Uint8Array>, signal: CancelSignal): AsyncGenerator<SseEvent[]> {
   // StringDecoder keeps UTF-8 sequences split across reads whole, about 3x cheaper than TextDecoder.
   const decoder = new StringDecoder('utf8');
   let pending: SseEvent[] = [];
@@ -28,12 +29,12 @@ export async function* sseEvents(body: AsyncIterable<Uint8Array>, signal: Cancel
       if (pending.length > 0) {
         const ready = pending;
         pending = [];
-        yield* ready;
+        yield ready;
       }
     }
   } catch (err) {
     throw upstreamFault(err, signal);
   }
   parser.feed(decoder.end());
-  yield* pending;
+  if (pending.length > 0) yield pending;
 }

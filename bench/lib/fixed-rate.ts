@@ -1,0 +1,59 @@
+/**
+ * A fixed-rate load driver with microsecond latencies. autocannon records whole milliseconds,
+ * too coarse to compare p99s that differ by a fraction of one; this sends requests on a fixed
+ * schedule over a keep-alive pool and times each one with hrtime.
+ */
+import { Pool } from 'undici';
+import type { LoadResult, LoadSpec } from './load.js';
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}
+
+export async function runFixedRate(spec: LoadSpec & { rate: number }): Promise<LoadResult> {
+  const url = new URL(spec.url);
+  const pool = new Pool(url.origin, { connections: spec.connections, keepAliveTimeout: 60_000 });
+  const headers = { 'content-type': 'application/json', ...spec.headers };
+  const latencies: number[] = [];
+  let errors = 0;
+  let non2xx = 0;
+  const pending = new Set<Promise<void>>();
+  const send = (): void => {
+    const start = process.hrtime.bigint();
+    const done = pool
+      .request({ method: 'POST', path: url.pathname, headers, body: spec.body })
+      .then(async (res) => {
+        await res.body.arrayBuffer();
+        latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
+        if (res.statusCode < 200 || res.statusCode >= 300) non2xx++;
+      })
+      .catch(() => {
+        errors++;
+      })
+      .finally(() => pending.delete(done));
+    pending.add(done);
+  };
+  const total = Math.round(spec.rate * spec.durationSeconds);
+  const began = performance.now();
+  let sent = 0;
+  // Catch up to the schedule on every tick, so timer jitter does not lower the rate.
+  await new Promise<void>((resolve) => {
+    const tick = setInterval(() => {
+      const due = Math.min(total, Math.floor(((performance.now() - began) / 1000) * spec.rate));
+      while (sent < due) {
+        send();
+        sent++;
+      }
+      if (sent >= total) {
+        clearInterval(tick);
+        resolve();
+      }
+    }, 1);
+  });
+  await Promise.all(pending);
+  const seconds = (performance.now() - began) / 1000;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  return { requests: latencies.length, rps: latencies.length / seconds, p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors, non2xx };
+}
