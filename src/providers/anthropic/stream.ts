@@ -160,7 +160,7 @@ export async function* translateStream(batches: AsyncIterable<readonly StreamEve
   try {
     for await (const events of batches) {
       const pieces: StreamPiece[] = [];
-      let failure: unknown;
+      let failure: Error | undefined;
       for (const event of events) {
         // After message_stop the body is read to its end rather than dropped, so that the
         // keep-alive connection goes back to the pool instead of being torn down.
@@ -169,7 +169,7 @@ export async function* translateStream(batches: AsyncIterable<readonly StreamEve
           for (const piece of translator.handle(event)) pieces.push(piece);
         } catch (err) {
           // What came before the error in this read is still delivered, then the error.
-          failure = err;
+          failure = err instanceof Error ? err : new Error(String(err));
           break;
         }
       }

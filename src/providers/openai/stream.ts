@@ -59,14 +59,14 @@ export class OpenAIChatStream implements ChatStream {
         const events = scanner.data;
         const names = scanner.names;
         const batch: StreamPiece[] = [];
-        let failure: unknown;
+        let failure: Error | undefined;
         for (let i = 0, count = scanner.count; i < count; i++) {
           let piece: StreamPiece | typeof DONE | typeof SKIP;
           try {
             piece = this.piece(events[i] as string, names[i]);
           } catch (err) {
             // What came before the error in this read is still delivered, then the error.
-            failure = err;
+            failure = err instanceof Error ? err : new Error(String(err));
             break;
           }
           if (piece === DONE) {
