@@ -34,7 +34,7 @@ export interface Gateway {
 
 export interface GatewayOptions {
   /** Where access lines go (default: standard output). */
-  accessLogFd?: number;
+  accessLogStream?: NodeJS.WritableStream;
 }
 
 export async function createGateway(config: Config, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
@@ -53,7 +53,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
       onInternalError: (requestId, err) => logger.error({ err, request_id: requestId }, 'unexpected fault in a stream'),
     });
     // Access lines are info-level: a configured level above info turns them off with the rest.
-    const accessLog = config.log.requests && ['info', 'debug', 'trace'].includes(config.log.level) ? new AccessLogWriter(options.accessLogFd) : null;
+    const accessLog = config.log.requests && ['info', 'debug', 'trace'].includes(config.log.level) ? new AccessLogWriter(options.accessLogStream) : null;
     const http = buildHttpServer({
       logger,
       accessLog,

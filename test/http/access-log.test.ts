@@ -1,8 +1,6 @@
 /** One access line per request, in pino's format, with the public key id and never the key. */
 import { describe, expect, it } from 'vitest';
-import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { generateApiKey } from '../../src/auth/api-key.js';
 import { validateConfig } from '../../src/config/validate.js';
 import { createGateway } from '../../src/app/gateway.js';
@@ -12,8 +10,9 @@ import { MOCK_MODEL } from '../support/gateway-harness.js';
 describe('access log', () => {
   it('writes one line per request, escaping what the caller chose, without secrets', async () => {
     const { key, id } = generateApiKey();
-    const file = join(mkdtempSync(join(tmpdir(), 'tollgate-log-')), 'access.log');
-    const fd = openSync(file, 'w');
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString()));
     const config = validateConfig(
       {
         storage: { url: 'sqlite://:memory:' },
@@ -25,15 +24,13 @@ describe('access log', () => {
       },
       'test',
     );
-    const gateway = await createGateway(config, createLogger('silent'), { accessLogFd: fd });
+    const gateway = await createGateway(config, createLogger('silent'), { accessLogStream: out });
     const { url } = await gateway.listen(0, '127.0.0.1');
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-request-id': 'client "quoted" id' };
     const ok = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'hi' }] }) });
     const bad = await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model: 'nope"\n', messages: [{ role: 'user', content: 'hi' }] }) });
     await fetch(`${url}/nowhere`);
     await gateway.close();
-    closeSync(fd);
-    const text = readFileSync(file, 'utf8');
     const lines = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatchObject({ level: 30, msg: 'request', request_id: ok.headers.get('x-request-id'), status: 200, key_id: id, account: 'acct', model: 'mock-chat', provider: 'mock', prompt_tokens: expect.any(Number), completion_tokens: 7, client_request_id: 'client "quoted" id' });
