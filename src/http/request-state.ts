@@ -1,7 +1,9 @@
 /** What the pipeline attaches to a Fastify request. */
+import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.js';
 import type { SdkName } from '../auth/sdk.js';
 
+/** What the access log reports beyond the request itself. */
 export interface RequestAudit {
   model?: string;
   provider?: string;
@@ -15,13 +17,11 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
     sdk: SdkName;
-    audit: RequestAudit;
+    /** Created on first write, so that requests with nothing to add cost nothing. */
+    audit: RequestAudit | null;
   }
 }
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** performance.now() when the request arrived. */
-    startedAt: number;
-  }
+export function auditOf(request: FastifyRequest): RequestAudit {
+  return (request.audit ??= {});
 }

@@ -7,6 +7,7 @@ import { Cancellation } from '../../util/cancellation.js';
 import type { Principal } from '../../auth/principal.js';
 import { SSE_HEADERS, writeFrames } from '../stream-writer.js';
 import type { AccessLog } from '../access-log.js';
+import { auditOf } from '../request-state.js';
 
 export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logger, accessLog: AccessLog): void {
   app.post('/chat/completions', { config: { endpoint: 'chat/completions' } }, async (request, reply) => {
@@ -17,17 +18,17 @@ export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logg
       if (!res.writableFinished) controller.abort(new ClientClosedError());
     });
     const model = (request.body as { model?: unknown } | null)?.model;
-    if (typeof model === 'string') request.audit.model = model;
+    const audit = auditOf(request);
+    if (typeof model === 'string') audit.model = model;
     const outcome = await chat.complete(request.body, { requestId: request.id, principal: request.principal as Principal, controller });
-    const audit = request.audit;
     audit.provider = outcome.servedBy.provider;
     audit.upstreamModel = outcome.servedBy.upstreamModel;
 
     if (outcome.kind === 'json') {
       audit.promptTokens = outcome.usage?.prompt_tokens;
       audit.completionTokens = outcome.usage?.completion_tokens;
-      reply.header('content-type', 'application/json; charset=utf-8').send(outcome.body);
-      accessLog(request, 200);
+      reply.header('x-request-id', request.id).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
+      accessLog(reply, 200);
       return reply;
     }
 
@@ -44,6 +45,6 @@ export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logg
     const usage = outcome.usage();
     audit.promptTokens = usage?.prompt_tokens;
     audit.completionTokens = usage?.completion_tokens;
-    accessLog(request, 200, completed ? 'completed' : 'client_closed');
+    accessLog(reply, 200, completed ? 'completed' : 'client_closed');
   });
 }

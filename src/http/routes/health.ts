@@ -2,5 +2,5 @@
 import type { FastifyInstance } from 'fastify';
 
 export function healthRoutes(app: FastifyInstance): void {
-  app.get('/healthz', (_request, reply) => reply.send({ status: 'ok' }));
+  app.get('/healthz', (request, reply) => reply.header('x-request-id', request.id).send({ status: 'ok' }));
 }

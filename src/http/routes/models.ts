@@ -11,8 +11,8 @@ export function modelRoutes(app: FastifyInstance, catalog: ModelCatalog, accessL
     const principal = request.principal as Principal;
     const data = [];
     for (const model of catalog.all()) if (modelAllowed(principal, model.id)) data.push(modelRecord(model));
-    reply.send({ object: 'list', data });
-    accessLog(request, 200);
+    reply.header('x-request-id', request.id).send({ object: 'list', data });
+    accessLog(reply, 200);
     return reply;
   });
 
@@ -24,8 +24,8 @@ export function modelRoutes(app: FastifyInstance, catalog: ModelCatalog, accessL
       throw new GatewayError('model_not_found', `The model "${id}" does not exist. Check the id against GET /v1/models.`, { param: 'model' });
     }
     assertModelAllowed(request.principal as Principal, model.id);
-    reply.send(modelRecord(model));
-    accessLog(request, 200);
+    reply.header('x-request-id', request.id).send(modelRecord(model));
+    accessLog(reply, 200);
     return reply;
   });
 }
