@@ -36,7 +36,3 @@ export class GatewayError extends Error {
     return STATUS_TABLE[this.status].retryable;
   }
 }
-
-export function isGatewayError(value: unknown): value is GatewayError {
-  return value instanceof GatewayError;
-}

@@ -1,4 +1,4 @@
 export { ERROR_CODES, type ErrorCode } from './catalogue.js';
 export { STATUS_TABLE, type ErrorStatus, type ErrorType } from './status-table.js';
-export { GatewayError, isGatewayError, type GatewayErrorOptions } from './gateway-error.js';
+export { GatewayError, type GatewayErrorOptions } from './gateway-error.js';
 export { toGatewayError, toEnvelope, envelopeJson, errorHeaders, type ErrorEnvelope } from './envelope.js';
