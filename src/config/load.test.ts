@@ -56,9 +56,12 @@ describe('configuration loading', () => {
     [minimal.replace('provider: local,', 'provider: nowhere,'), 'models[0].routes[0].provider', 'unknown provider "nowhere"'],
     [`${minimal}\nsurprise: 1\n`, 'surprise', 'not a known field'],
     [minimal.replace('    base_url: http://127.0.0.1:8000/v1\n', ''), 'providers[0].base_url', 'required for kind openai'],
+    [minimal.replace('base_url: http://127.0.0.1:8000/v1', 'base_url: "http://"'), 'providers[0].base_url', 'not a valid URL'],
     [`${minimal}\naccounts: [{ id: a, tier: gold }]\n`, 'accounts[0].tier', 'unknown tier "gold"'],
     [`${minimal}\naccounts: [{ id: a, tier: free, keys: [{ key: not-a-key }] }]\n`, 'accounts[0].keys[0].key', 'not a Tollgate key'],
     [`${minimal}\nserver: { body_limit: lots }\n`, 'server.body_limit', ''],
+    [`${minimal}\nstorage: { url: "sqlite://" }\n`, 'storage.url', 'not a valid storage URL'],
+    [`${minimal}\nstorage: { url: "postgres://[bad" }\n`, 'storage.url', 'not a valid storage URL'],
   ])('reports one clear message naming the field (%#)', (text, field, detail) => {
     const err = configError(text);
     expect(err.message.startsWith(`tollgate.yaml: ${field}: `)).toBe(true);

@@ -81,11 +81,16 @@ function checkReferences(config: Config, source: string): void {
       fail('server.body_limit', (err as Error).message);
     }
   }
+  const storage = config.storage.url;
+  if (storage.startsWith('sqlite://') ? storage.length === 'sqlite://'.length : !URL.canParse(storage)) {
+    fail('storage.url', `is not a valid storage URL ("${storage}"); write sqlite://PATH or postgres://user@host:5432/db`);
+  }
   const providerIds = new Set<string>();
   config.providers.forEach((p, i) => {
     if (providerIds.has(p.id)) fail(`providers[${i}].id`, `duplicate provider id "${p.id}"`);
     providerIds.add(p.id);
     if (p.kind === 'openai' && p.base_url === undefined) fail(`providers[${i}].base_url`, 'is required for kind openai (e.g. https://api.openai.com/v1)');
+    if (p.base_url !== undefined && !URL.canParse(p.base_url)) fail(`providers[${i}].base_url`, `is not a valid URL ("${p.base_url}")`);
     if (p.kind !== 'mock' && p.mock !== undefined) fail(`providers[${i}].mock`, 'is only for providers of kind mock');
   });
   const modelIds = new Set<string>();
