@@ -2,7 +2,9 @@
 import { resolve } from 'node:path';
 import { SqlStore } from './sql/sql-store.js';
 import { openSqlite } from './sqlite/open-sqlite.js';
+import { SqliteStore } from './sqlite/sqlite-store.js';
 import { openPostgres } from './postgres/open-postgres.js';
+import { PostgresStore } from './postgres/postgres-store.js';
 import type { Store } from './types.js';
 
 export function sqlitePathFromUrl(url: string): string {
@@ -13,10 +15,11 @@ export function sqlitePathFromUrl(url: string): string {
 export async function openStore(url: string): Promise<Store> {
   let store: SqlStore;
   if (url.startsWith('sqlite://')) {
-    store = new SqlStore(openSqlite(sqlitePathFromUrl(url)));
+    const { db, sqlite, checkpointer } = openSqlite(sqlitePathFromUrl(url));
+    store = new SqliteStore(db, sqlite, checkpointer);
   } else {
-    const { db, schema } = await openPostgres(url);
-    store = new SqlStore(db, schema);
+    const { db, fastDb, schema } = await openPostgres(url);
+    store = new PostgresStore(db, fastDb, schema);
   }
   try {
     await store.migrate();

@@ -3,7 +3,7 @@
  * fresh, empty store of its own.
  */
 import { describe, expect, it, beforeEach, afterEach } from 'vitest';
-import type { Store } from './types.js';
+import type { Store, UsageRecord } from './types.js';
 
 export function storeConformance(name: string, open: () => Promise<Store>): void {
   describe(`Store conformance: ${name}`, () => {
@@ -50,6 +50,87 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
 
     it('refuses a key for an account that does not exist', async () => {
       await expect(store.putApiKey({ id: 'k9', accountId: 'ghost', name: null, secretHash: 'ef'.repeat(32), status: 'active', scope: null })).rejects.toThrow();
+    });
+
+    const usageOf = (requestId: string, over: Partial<UsageRecord> = {}): UsageRecord => ({
+      requestId,
+      accountId: 'm1',
+      apiKeyId: 'key1',
+      model: 'gpt-x',
+      provider: 'p',
+      upstreamModel: 'gpt-x-2026',
+      modality: 'chat',
+      promptTokens: 10,
+      completionTokens: 5,
+      costMicros: 300,
+      status: 200,
+      latencyMs: 12,
+      startedAt: Date.UTC(2026, 10, 22, 10),
+      endedAt: Date.UTC(2026, 10, 22, 10) + 12,
+      ...over,
+    });
+
+    it('records the opening credit as a top-up, so the balance is the ledger sum', async () => {
+      await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 2_000_000 });
+      expect(await store.ledgerSum('m1')).toBe(2_000_000);
+      const entries = await store.listLedger('m1', 10);
+      expect(entries).toHaveLength(1);
+      expect(entries[0]).toMatchObject({ kind: 'topup', amountMicros: 2_000_000 });
+    });
+
+    it('moves the balance with each ledger entry, atomically', async () => {
+      await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 0 });
+      const after = await store.addLedgerEntry({ accountId: 'm1', kind: 'topup', amountMicros: 5_000, requestId: 'req_top', apiKeyId: null, note: 'by admin' });
+      expect(after.balanceMicros).toBe(5_000);
+      await store.addLedgerEntry({ accountId: 'm1', kind: 'adjustment', amountMicros: -1_000, requestId: null, apiKeyId: null, note: null });
+      expect((await store.getAccount('m1'))?.balanceMicros).toBe(4_000);
+      expect(await store.ledgerSum('m1')).toBe(4_000);
+      await expect(store.addLedgerEntry({ accountId: 'ghost', kind: 'topup', amountMicros: 1, requestId: null, apiKeyId: null, note: null })).rejects.toThrow();
+    });
+
+    it('commits settlements in one batch and charges each request once', async () => {
+      await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 10_000 });
+      const charge = (requestId: string, amount: number) => ({ accountId: 'm1', kind: 'charge' as const, amountMicros: -amount, requestId, apiKeyId: 'key1', note: null });
+      await store.commitSettlements([
+        { requestId: 'r1', charge: charge('r1', 300), releaseReservation: false, usage: usageOf('r1') },
+        { requestId: 'r2', charge: charge('r2', 200), releaseReservation: false, usage: usageOf('r2', { costMicros: 200 }) },
+        { requestId: 'r3', charge: null, releaseReservation: false, usage: usageOf('r3', { costMicros: 0, status: 502 }) },
+      ]);
+      await store.commitSettlements([{ requestId: 'r1', charge: charge('r1', 300), releaseReservation: false, usage: usageOf('r1') }]);
+      expect((await store.getAccount('m1'))?.balanceMicros).toBe(9_500);
+      expect(await store.ledgerSum('m1')).toBe(9_500);
+      const rows = await store.usageSummary({ accountId: 'm1' });
+      expect(rows).toEqual([{ day: '2026-11-22', accountId: 'm1', apiKeyId: 'key1', model: 'gpt-x', requests: 3, promptTokens: 30, completionTokens: 15, costMicros: 500 }]);
+      expect(await store.usageSummary({ accountId: 'm1', model: 'other' })).toEqual([]);
+    });
+
+    it('reserves credit only while the balance less what is held covers it, and releases it', async () => {
+      await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 1_000 });
+      const reserve = (requestId: string, amountMicros: number, expiresAt = Date.now() + 60_000) => store.reserveCredits({ requestId, accountId: 'm1', amountMicros, expiresAt });
+      expect(await reserve('a', 600)).toEqual({ reserved: true, balanceMicros: 1_000, reservedMicros: 0 });
+      expect(await reserve('b', 500)).toEqual({ reserved: false, balanceMicros: 1_000, reservedMicros: 600 });
+      expect((await reserve('c', 400, 0)).reserved).toBe(true);
+      await store.commitSettlements([{ requestId: 'a', charge: null, releaseReservation: true, usage: null }]);
+      expect((await reserve('d', 500)).reserved).toBe(true);
+      // c expired: a sweep gives its 400 back.
+      expect(await store.releaseExpiredReservations(Date.now())).toBe(1);
+      expect(await reserve('e', 500)).toEqual({ reserved: true, balanceMicros: 1_000, reservedMicros: 500 });
+    });
+
+    it('never over-reserves under concurrency', async () => {
+      await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 1_000 });
+      const results = await Promise.all(Array.from({ length: 30 }, (_, i) => store.reserveCredits({ requestId: `x${i}`, accountId: 'm1', amountMicros: 100, expiresAt: Date.now() + 60_000 })));
+      expect(results.filter((r) => r.reserved)).toHaveLength(10);
+    });
+
+    it('lists accounts and deletes keys', async () => {
+      await store.createAccountIfAbsent({ id: 'm2', name: null, tier: 'free', balanceMicros: 0 });
+      await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'pro', balanceMicros: 7 });
+      expect((await store.listAccounts()).map((a) => [a.id, a.balanceMicros])).toEqual([['m1', 7], ['m2', 0]]);
+      await store.putApiKey({ id: 'kk', accountId: 'm1', name: null, secretHash: 'ab'.repeat(32), status: 'active', scope: null });
+      expect(await store.deleteApiKey('kk')).toBe(true);
+      expect(await store.deleteApiKey('kk')).toBe(false);
+      expect(await store.getApiKey('kk')).toBeUndefined();
     });
   });
 }

@@ -33,7 +33,92 @@ export interface ApiKeyRecord {
   createdAt: number;
 }
 
+/** `balanceMicros` of a new account is its opening credit, recorded as a top-up in the ledger. */
 export type NewAccount = Omit<AccountRecord, 'createdAt'>;
+
+export type LedgerKind = 'topup' | 'charge' | 'refund' | 'adjustment';
+
+/** One movement of an account's balance. The balance is always the sum of its account's entries. */
+export interface LedgerEntry {
+  id: string;
+  accountId: string;
+  kind: LedgerKind;
+  /** Signed: a top-up is positive, a charge negative. */
+  amountMicros: number;
+  /** The request it belongs to (a charge's request, or the admin request of a top-up). */
+  requestId: string | null;
+  apiKeyId: string | null;
+  note: string | null;
+  createdAt: number;
+}
+
+export type NewLedgerEntry = Omit<LedgerEntry, 'id' | 'createdAt'>;
+
+/** What one finished request did, for usage reports. */
+export interface UsageRecord {
+  requestId: string;
+  accountId: string;
+  apiKeyId: string;
+  model: string;
+  provider: string | null;
+  upstreamModel: string | null;
+  modality: string;
+  promptTokens: number;
+  completionTokens: number;
+  costMicros: number;
+  /** The HTTP status answered (200 also for a stream that ended in an error frame). */
+  status: number;
+  latencyMs: number;
+  startedAt: number;
+  endedAt: number;
+}
+
+/** The outcome of a finished request as the store commits it, in batches. */
+export interface Settlement {
+  requestId: string;
+  /** The charge, if anything is charged (amountMicros negative). */
+  charge: NewLedgerEntry | null;
+  /** A credit reservation held in the store for the request, to release. */
+  releaseReservation: boolean;
+  usage: UsageRecord | null;
+}
+
+export interface CreditReservation {
+  requestId: string;
+  accountId: string;
+  amountMicros: number;
+  expiresAt: number;
+}
+
+/** Whether a reservation was made, and the account's figures at that moment. */
+export interface ReservationResult {
+  reserved: boolean;
+  balanceMicros: number;
+  /** Held by other requests in flight (this one not included). */
+  reservedMicros: number;
+}
+
+export interface UsageQuery {
+  accountId?: string;
+  apiKeyId?: string;
+  model?: string;
+  /** Unix milliseconds, inclusive. */
+  from?: number;
+  /** Unix milliseconds, exclusive. */
+  to?: number;
+}
+
+/** Usage summed per UTC day, account, key and model. */
+export interface UsageRow {
+  day: string;
+  accountId: string;
+  apiKeyId: string;
+  model: string;
+  requests: number;
+  promptTokens: number;
+  completionTokens: number;
+  costMicros: number;
+}
 
 export type NewApiKey = Omit<ApiKeyRecord, 'createdAt'>;
 
@@ -48,5 +133,27 @@ export interface Store {
   /** Inserts a key, or replaces every field of the key with the same id. */
   putApiKey(key: NewApiKey): Promise<void>;
   listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
+  /** Removes a key; returns whether it existed. Its ledger entries and usage stay. */
+  deleteApiKey(id: string): Promise<boolean>;
+  listAccounts(): Promise<AccountRecord[]>;
+
+  /** Appends one entry and moves the balance by its amount, atomically; returns the account after. */
+  addLedgerEntry(entry: NewLedgerEntry): Promise<AccountRecord>;
+  /**
+   * Commits finished requests in one transaction: charges (each request charged once, however
+   * often it is sent), reservations released, usage recorded.
+   */
+  commitSettlements(settlements: readonly Settlement[]): Promise<void>;
+  listLedger(accountId: string, limit: number): Promise<LedgerEntry[]>;
+  ledgerSum(accountId: string): Promise<number>;
+
+  /**
+   * Holds credit for a request in flight if the balance, less what is already held, covers it;
+   * atomic across instances. A holder that dies is cleaned up by `releaseExpiredReservations`.
+   */
+  reserveCredits(reservation: CreditReservation): Promise<ReservationResult>;
+  releaseExpiredReservations(now: number): Promise<number>;
+
+  usageSummary(query: UsageQuery): Promise<UsageRow[]>;
   close(): Promise<void>;
 }

@@ -13,6 +13,11 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value))
 
 export interface OpenedPostgres {
   db: Kysely<Database>;
+  /**
+   * A second, small pool whose sessions do not wait for the disk at commit
+   * (`synchronous_commit = off`): only for credit reservations, which a crash may lose harmlessly.
+   */
+  fastDb: Kysely<Database>;
   schema: string | undefined;
 }
 
@@ -23,17 +28,22 @@ export async function openPostgres(url: string): Promise<OpenedPostgres> {
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     throw new Error(`storage.url: schema "${schema}" must be a lower-case SQL identifier`);
   }
-  const pool = new pg.Pool({ connectionString: parsed.toString(), max: 10, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+  const searchPath = schema ? `-c search_path=${schema}` : '';
+  const pool = new pg.Pool({ connectionString: parsed.toString(), max: 10, ...(schema ? { options: searchPath } : {}) });
+  const fastPool = new pg.Pool({ connectionString: parsed.toString(), max: 10, options: `${searchPath} -c synchronous_commit=off`.trim() });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => undefined);
+  fastPool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const fastDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: fastPool }) });
   if (schema !== undefined) {
     try {
       await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
     } catch (err) {
       await db.destroy();
+      await fastDb.destroy();
       throw err;
     }
   }
-  return { db, schema };
+  return { db, fastDb, schema };
 }

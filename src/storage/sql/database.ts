@@ -6,7 +6,43 @@ export interface AccountsTable {
   name: string | null;
   tier: string;
   balance_micros: number;
+  reserved_micros: Generated<number>;
   created_at: number;
+}
+
+export interface LedgerEntriesTable {
+  id: string;
+  account_id: string;
+  kind: string;
+  amount_micros: number;
+  request_id: string | null;
+  api_key_id: string | null;
+  note: string | null;
+  created_at: number;
+}
+
+export interface CreditReservationsTable {
+  request_id: string;
+  account_id: string;
+  amount_micros: number;
+  expires_at: number;
+}
+
+export interface UsageRecordsTable {
+  request_id: string;
+  account_id: string;
+  api_key_id: string;
+  model: string;
+  provider: string | null;
+  upstream_model: string | null;
+  modality: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_micros: number;
+  status: number;
+  latency_ms: number;
+  started_at: number;
+  ended_at: number;
 }
 
 export interface ApiKeysTable {
@@ -27,4 +63,7 @@ export interface MigrationsLock {
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
+  ledger_entries: LedgerEntriesTable;
+  credit_reservations: CreditReservationsTable;
+  usage_records: UsageRecordsTable;
 }

@@ -29,4 +29,51 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('api_keys_account_id').on('api_keys').column('account_id').execute();
     },
   },
+  '0002_ledger_reservations_usage': {
+    async up(db: Kysely<unknown>) {
+      // Credit held by requests in flight when reservations live in the store (several instances).
+      await db.schema.alterTable('accounts').addColumn('reserved_micros', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema
+        .createTable('ledger_entries')
+        .addColumn('id', 'varchar(40)', (c) => c.primaryKey())
+        .addColumn('account_id', 'varchar(128)', (c) => c.notNull().references('accounts.id'))
+        .addColumn('kind', 'varchar(16)', (c) => c.notNull())
+        .addColumn('amount_micros', 'bigint', (c) => c.notNull())
+        .addColumn('request_id', 'varchar(64)')
+        .addColumn('api_key_id', 'varchar(32)')
+        .addColumn('note', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      // One entry of a kind per request: a settlement sent twice charges once.
+      await db.schema.createIndex('ledger_entries_request_kind').unique().on('ledger_entries').columns(['request_id', 'kind']).execute();
+      await db.schema.createIndex('ledger_entries_account_time').on('ledger_entries').columns(['account_id', 'created_at']).execute();
+      await db.schema
+        .createTable('credit_reservations')
+        .addColumn('request_id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('account_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('amount_micros', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('credit_reservations_expiry').on('credit_reservations').column('expires_at').execute();
+      await db.schema
+        .createTable('usage_records')
+        .addColumn('request_id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('account_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('api_key_id', 'varchar(32)', (c) => c.notNull())
+        .addColumn('model', 'varchar(256)', (c) => c.notNull())
+        .addColumn('provider', 'varchar(128)')
+        .addColumn('upstream_model', 'varchar(256)')
+        .addColumn('modality', 'varchar(32)', (c) => c.notNull())
+        .addColumn('prompt_tokens', 'bigint', (c) => c.notNull())
+        .addColumn('completion_tokens', 'bigint', (c) => c.notNull())
+        .addColumn('cost_micros', 'bigint', (c) => c.notNull())
+        .addColumn('status', 'integer', (c) => c.notNull())
+        .addColumn('latency_ms', 'integer', (c) => c.notNull())
+        .addColumn('started_at', 'bigint', (c) => c.notNull())
+        .addColumn('ended_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('usage_records_account_time').on('usage_records').columns(['account_id', 'started_at']).execute();
+      await db.schema.createIndex('usage_records_key_time').on('usage_records').columns(['api_key_id', 'started_at']).execute();
+    },
+  },
 };

@@ -2,12 +2,76 @@
  * The Store over kysely: one body of queries for SQLite and PostgreSQL. Dialect differences stay
  * in the files that open each backend.
  */
-import { Migrator, type Kysely, type Selectable } from 'kysely';
-import type { Database, AccountsTable, ApiKeysTable } from './database.js';
+import { randomBytes } from 'node:crypto';
+import { Migrator, sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import type { Database, AccountsTable, ApiKeysTable, LedgerEntriesTable } from './database.js';
 import { migrations } from './migrations.js';
-import type { AccountRecord, ApiKeyRecord, KeyScope, KeyStatus, NewAccount, NewApiKey, Store } from '../types.js';
+import type {
+  AccountRecord,
+  ApiKeyRecord,
+  CreditReservation,
+  KeyScope,
+  KeyStatus,
+  LedgerEntry,
+  LedgerKind,
+  NewAccount,
+  NewApiKey,
+  NewLedgerEntry,
+  ReservationResult,
+  Settlement,
+  Store,
+  UsageQuery,
+  UsageRow,
+} from '../types.js';
 
-function toAccount(row: Selectable<AccountsTable>): AccountRecord {
+const DAY_MS = 86_400_000;
+
+let ledgerSequence = 0;
+
+/**
+ * Ledger ids grow with time (milliseconds, then a per-process sequence, then randomness for
+ * uniqueness across instances), so that new entries land at the end of the primary-key index
+ * instead of on random pages: fewer pages written per commit.
+ */
+export function newLedgerId(): string {
+  ledgerSequence = (ledgerSequence + 1) & 0xffff;
+  return `le_${Date.now().toString(16).padStart(12, '0')}${ledgerSequence.toString(16).padStart(4, '0')}${randomBytes(8).toString('hex')}`;
+}
+
+function ledgerRow(entry: NewLedgerEntry, now: number): LedgerEntriesTable {
+  return {
+    id: newLedgerId(),
+    account_id: entry.accountId,
+    kind: entry.kind,
+    amount_micros: entry.amountMicros,
+    request_id: entry.requestId,
+    api_key_id: entry.apiKeyId,
+    note: entry.note,
+    created_at: now,
+  };
+}
+
+function toLedgerEntry(row: Selectable<LedgerEntriesTable>): LedgerEntry {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    kind: row.kind as LedgerKind,
+    amountMicros: Number(row.amount_micros),
+    requestId: row.request_id,
+    apiKeyId: row.api_key_id,
+    note: row.note,
+    createdAt: Number(row.created_at),
+  };
+}
+
+/** Sums amounts per account, for one UPDATE per account instead of one per row. */
+function perAccount(rows: ReadonlyArray<{ account_id: string; amount_micros: number | string }>): Map<string, number> {
+  const sums = new Map<string, number>();
+  for (const row of rows) sums.set(row.account_id, (sums.get(row.account_id) ?? 0) + Number(row.amount_micros));
+  return sums;
+}
+
+function toAccount(row: Pick<Selectable<AccountsTable>, 'id' | 'name' | 'tier' | 'balance_micros' | 'created_at'>): AccountRecord {
   return { id: row.id, name: row.name, tier: row.tier, balanceMicros: Number(row.balance_micros), createdAt: Number(row.created_at) };
 }
 
@@ -49,12 +113,23 @@ export class SqlStore implements Store {
   }
 
   async createAccountIfAbsent(account: NewAccount): Promise<boolean> {
-    const result = await this.db
-      .insertInto('accounts')
-      .values({ id: account.id, name: account.name, tier: account.tier, balance_micros: account.balanceMicros, created_at: Date.now() })
-      .onConflict((oc) => oc.column('id').doNothing())
-      .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+    return this.db.transaction().execute(async (trx) => {
+      const now = Date.now();
+      const result = await trx
+        .insertInto('accounts')
+        .values({ id: account.id, name: account.name, tier: account.tier, balance_micros: account.balanceMicros, created_at: now })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .executeTakeFirst();
+      const created = Number(result.numInsertedOrUpdatedRows ?? 0) > 0;
+      // The opening credit is a top-up like any other, so the balance stays the ledger's sum.
+      if (created && account.balanceMicros !== 0) {
+        await trx
+          .insertInto('ledger_entries')
+          .values(ledgerRow({ accountId: account.id, kind: 'topup', amountMicros: account.balanceMicros, requestId: null, apiKeyId: null, note: 'opening credit' }, now))
+          .execute();
+      }
+      return created;
+    });
   }
 
   async updateAccount(id: string, changes: { name?: string | null; tier?: string }): Promise<void> {
@@ -85,6 +160,155 @@ export class SqlStore implements Store {
   async listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
     const rows = await this.db.selectFrom('api_keys').selectAll().where('account_id', '=', accountId).orderBy('created_at').execute();
     return rows.map(toApiKey);
+  }
+
+  async deleteApiKey(id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('api_keys').where('id', '=', id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  async listAccounts(): Promise<AccountRecord[]> {
+    const rows = await this.db.selectFrom('accounts').select(['id', 'name', 'tier', 'balance_micros', 'created_at']).orderBy('id').execute();
+    return rows.map(toAccount);
+  }
+
+  async addLedgerEntry(entry: NewLedgerEntry): Promise<AccountRecord> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('ledger_entries').values(ledgerRow(entry, Date.now())).execute();
+      const row = await trx
+        .updateTable('accounts')
+        .set((eb) => ({ balance_micros: eb('balance_micros', '+', entry.amountMicros) }))
+        .where('id', '=', entry.accountId)
+        .returning(['id', 'name', 'tier', 'balance_micros', 'created_at'])
+        .executeTakeFirst();
+      if (row === undefined) throw new Error(`no account "${entry.accountId}"`);
+      return toAccount(row);
+    });
+  }
+
+  async commitSettlements(settlements: readonly Settlement[]): Promise<void> {
+    if (settlements.length === 0) return;
+    const now = Date.now();
+    const charges = settlements.flatMap((s) => (s.charge === null ? [] : [ledgerRow(s.charge, now)]));
+    const releases = settlements.flatMap((s) => (s.releaseReservation ? [s.requestId] : []));
+    const usage = settlements.flatMap((s) => (s.usage === null ? [] : [s.usage]));
+    await this.db.transaction().execute(async (trx) => {
+      if (charges.length > 0) {
+        // Only the entries actually inserted move balances: a charge sent twice is charged once.
+        const inserted = await trx
+          .insertInto('ledger_entries')
+          .values(charges)
+          .onConflict((oc) => oc.columns(['request_id', 'kind']).doNothing())
+          .returning(['account_id', 'amount_micros'])
+          .execute();
+        for (const [accountId, sum] of perAccount(inserted)) {
+          await trx.updateTable('accounts').set((eb) => ({ balance_micros: eb('balance_micros', '+', sum) })).where('id', '=', accountId).execute();
+        }
+      }
+      if (releases.length > 0) await this.release(trx, releases);
+      if (usage.length > 0) {
+        await trx
+          .insertInto('usage_records')
+          .values(
+            usage.map((u) => ({
+              request_id: u.requestId,
+              account_id: u.accountId,
+              api_key_id: u.apiKeyId,
+              model: u.model,
+              provider: u.provider,
+              upstream_model: u.upstreamModel,
+              modality: u.modality,
+              prompt_tokens: u.promptTokens,
+              completion_tokens: u.completionTokens,
+              cost_micros: u.costMicros,
+              status: u.status,
+              latency_ms: Math.round(u.latencyMs),
+              started_at: u.startedAt,
+              ended_at: u.endedAt,
+            })),
+          )
+          .onConflict((oc) => oc.column('request_id').doNothing())
+          .execute();
+      }
+    });
+  }
+
+  /** Deletes reservations and gives their amounts back to their accounts. */
+  private async release(trx: Transaction<Database>, requestIds: readonly string[]): Promise<number> {
+    const released = await trx.deleteFrom('credit_reservations').where('request_id', 'in', requestIds).returning(['account_id', 'amount_micros']).execute();
+    for (const [accountId, sum] of perAccount(released)) {
+      await trx.updateTable('accounts').set((eb) => ({ reserved_micros: eb('reserved_micros', '-', sum) })).where('id', '=', accountId).execute();
+    }
+    return released.length;
+  }
+
+  async listLedger(accountId: string, limit: number): Promise<LedgerEntry[]> {
+    const rows = await this.db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id').limit(limit).execute();
+    return rows.map(toLedgerEntry);
+  }
+
+  async ledgerSum(accountId: string): Promise<number> {
+    const row = await this.db.selectFrom('ledger_entries').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount_micros'), eb.lit(0)).as('total')).where('account_id', '=', accountId).executeTakeFirst();
+    return Number(row?.total ?? 0);
+  }
+
+  async reserveCredits(reservation: CreditReservation): Promise<ReservationResult> {
+    return this.db.transaction().execute(async (trx) => {
+      const held = await trx
+        .updateTable('accounts')
+        .set((eb) => ({ reserved_micros: eb('reserved_micros', '+', reservation.amountMicros) }))
+        .where('id', '=', reservation.accountId)
+        .where((eb) => eb(eb('balance_micros', '-', eb.ref('reserved_micros')), '>=', reservation.amountMicros))
+        .returning(['balance_micros', 'reserved_micros'])
+        .executeTakeFirst();
+      if (held !== undefined) {
+        await trx
+          .insertInto('credit_reservations')
+          .values({ request_id: reservation.requestId, account_id: reservation.accountId, amount_micros: reservation.amountMicros, expires_at: reservation.expiresAt })
+          .execute();
+        return { reserved: true, balanceMicros: Number(held.balance_micros), reservedMicros: Number(held.reserved_micros) - reservation.amountMicros };
+      }
+      const account = await trx.selectFrom('accounts').select(['balance_micros', 'reserved_micros']).where('id', '=', reservation.accountId).executeTakeFirst();
+      return { reserved: false, balanceMicros: Number(account?.balance_micros ?? 0), reservedMicros: Number(account?.reserved_micros ?? 0) };
+    });
+  }
+
+  async releaseExpiredReservations(now: number): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      const expired = await trx.selectFrom('credit_reservations').select('request_id').where('expires_at', '<=', now).limit(1000).execute();
+      return expired.length === 0 ? 0 : this.release(trx, expired.map((r) => r.request_id));
+    });
+  }
+
+  async usageSummary(query: UsageQuery): Promise<UsageRow[]> {
+    let q = this.db
+      .selectFrom('usage_records')
+      .select((eb) => [
+        sql<number>`started_at / ${sql.lit(DAY_MS)}`.as('day_number'),
+        'account_id',
+        'api_key_id',
+        'model',
+        eb.fn.countAll<number>().as('requests'),
+        eb.fn.sum<number>('prompt_tokens').as('prompt_tokens'),
+        eb.fn.sum<number>('completion_tokens').as('completion_tokens'),
+        eb.fn.sum<number>('cost_micros').as('cost_micros'),
+      ]);
+    if (query.accountId !== undefined) q = q.where('account_id', '=', query.accountId);
+    if (query.apiKeyId !== undefined) q = q.where('api_key_id', '=', query.apiKeyId);
+    if (query.model !== undefined) q = q.where('model', '=', query.model);
+    if (query.from !== undefined) q = q.where('started_at', '>=', query.from);
+    if (query.to !== undefined) q = q.where('started_at', '<', query.to);
+    const rows = await q.groupBy([sql`started_at / ${sql.lit(DAY_MS)}`, 'account_id', 'api_key_id', 'model']).orderBy('day_number').orderBy('account_id').orderBy('api_key_id').orderBy('model').execute();
+    return rows.map((r) => ({
+      day: new Date(Number(r.day_number) * DAY_MS).toISOString().slice(0, 10),
+      accountId: r.account_id,
+      apiKeyId: r.api_key_id,
+      model: r.model,
+      requests: Number(r.requests),
+      promptTokens: Number(r.prompt_tokens),
+      completionTokens: Number(r.completion_tokens),
+      costMicros: Number(r.cost_micros),
+    }));
   }
 
   async close(): Promise<void> {

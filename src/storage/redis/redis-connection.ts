@@ -1,0 +1,117 @@
+/**
+ * One connection to the shared Redis, for the parts that keep state across instances (rate
+ * limits now). Commands fail at once while the connection is down instead of queueing, so that a
+ * caller can fall back without waiting; ioredis keeps reconnecting in the background. An outage is
+ * logged once when it starts and once when it ends, never per request.
+ */
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+export interface RedisConnectionOptions {
+  readonly url: string;
+  readonly commandTimeoutMs: number;
+  /** What the log lines say depends on Redis during an outage, e.g. "rate limits fall back to local counters". */
+  readonly outageEffect: string;
+}
+
+export class RedisConnection {
+  readonly client: Redis;
+  private down = false;
+  private connections = 0;
+  private readonly effect: string;
+  private readonly target: string;
+
+  constructor(
+    options: RedisConnectionOptions,
+    private readonly logger: Logger,
+  ) {
+    this.client = new Redis(options.url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: options.commandTimeoutMs,
+      connectTimeout: Math.max(1_000, options.commandTimeoutMs),
+      enableAutoPipelining: true,
+      retryStrategy: (attempt) => Math.min(100 * attempt, 2_000),
+    });
+    this.effect = options.outageEffect;
+    this.target = redactedUrl(options.url);
+    // Without a listener ioredis reports every failed reconnection attempt as an unhandled error.
+    this.client.on('error', (err: Error) => this.markDown(err));
+    this.client.on('close', () => this.markDown(new Error('connection lost')));
+    this.client.on('end', () => this.markDown(new Error('connection closed')));
+    this.client.on('ready', () => {
+      this.connections++;
+      this.markUp();
+    });
+  }
+
+  /** How many times the connection has become ready: a new value means a fresh connection. */
+  get readyCount(): number {
+    return this.connections;
+  }
+
+  /** ioredis's connection state, for log lines. */
+  get status(): string {
+    return this.client.status;
+  }
+
+  /** Whether commands can be sent now. */
+  get ready(): boolean {
+    return this.client.status === 'ready';
+  }
+
+  /**
+   * Waits until the first connection is up, at most `timeoutMs`, so that a gateway starting beside
+   * a healthy Redis uses it from its first request. Resolves either way; an unreachable Redis is
+   * then an outage like any other.
+   */
+  async waitReady(timeoutMs: number): Promise<boolean> {
+    if (this.ready) return true;
+    return new Promise((resolve) => {
+      const done = (ok: boolean): void => {
+        clearTimeout(timer);
+        this.client.off('ready', onReady);
+        resolve(ok);
+      };
+      const onReady = (): void => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.client.on('ready', onReady);
+    });
+  }
+
+  /** Records a failure; logs only the first of an outage. */
+  markDown(err: unknown): void {
+    if (this.down) return;
+    this.down = true;
+    this.logger.warn({ redis: this.target, err: err instanceof Error ? err.message : String(err) }, `Redis is unavailable; ${this.effect} until it returns`);
+  }
+
+  /**
+   * Records a success: ends an outage that was only a slow command (the connection never dropped,
+   * so no reconnection would end it), so that the next real outage is logged again.
+   */
+  markUp(): void {
+    if (!this.down) return;
+    this.down = false;
+    this.logger.info({ redis: this.target }, 'Redis is reachable again; shared state is back in use');
+  }
+
+  async close(): Promise<void> {
+    this.client.removeAllListeners('close');
+    this.client.removeAllListeners('end');
+    this.client.removeAllListeners('error');
+    this.client.on('error', () => undefined);
+    await this.client.quit().catch(() => this.client.disconnect());
+  }
+}
+
+/** The URL without its password, for log lines. */
+function redactedUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'redis';
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The SQLite store: the shared SQL store, except for the commit of settlements, which runs on
+ * every charged request and is written here as prepared statements in one synchronous
+ * transaction. Through the query layer the same commit cost several times more CPU, most of it
+ * building and compiling queries (bench/billing.bench.ts); the statements below do exactly what
+ * SqlStore.commitSettlements does, and both run the same conformance suite.
+ */
+import type SQLite from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import type { Database } from '../sql/database.js';
+import { SqlStore, newLedgerId } from '../sql/sql-store.js';
+import type { Settlement } from '../types.js';
+import type { Checkpointer } from './checkpointer.js';
+
+export class SqliteStore extends SqlStore {
+  private readonly commitBatch: (settlements: readonly Settlement[]) => void;
+
+  constructor(
+    db: Kysely<Database>,
+    sqlite: SQLite.Database,
+    private readonly checkpointer: Checkpointer | null,
+  ) {
+    super(db);
+    // Prepared lazily: the tables exist only once migrations have run.
+    let prepared: ((settlements: readonly Settlement[]) => void) | undefined;
+    this.commitBatch = (settlements) => {
+      prepared ??= prepareCommit(sqlite);
+      prepared(settlements);
+    };
+  }
+
+  override async close(): Promise<void> {
+    await this.checkpointer?.stop();
+    await super.close();
+  }
+
+  override commitSettlements(settlements: readonly Settlement[]): Promise<void> {
+    try {
+      this.commitBatch(settlements);
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+}
+
+function prepareCommit(sqlite: SQLite.Database): (settlements: readonly Settlement[]) => void {
+  const insertCharge = sqlite.prepare(
+    'insert into ledger_entries (id, account_id, kind, amount_micros, request_id, api_key_id, note, created_at) values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (request_id, kind) do nothing',
+  );
+  const moveBalance = sqlite.prepare('update accounts set balance_micros = balance_micros + ? where id = ?');
+  const release = sqlite.prepare('delete from credit_reservations where request_id = ? returning account_id, amount_micros');
+  const moveReserved = sqlite.prepare('update accounts set reserved_micros = reserved_micros - ? where id = ?');
+  const insertUsage = sqlite.prepare(
+    'insert into usage_records (request_id, account_id, api_key_id, model, provider, upstream_model, modality, prompt_tokens, completion_tokens, cost_micros, status, latency_ms, started_at, ended_at) ' +
+      'values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (request_id) do nothing',
+  );
+  return sqlite.transaction((settlements: readonly Settlement[]) => {
+    const now = Date.now();
+    for (const { requestId, charge, releaseReservation, usage } of settlements) {
+      // Only a charge actually inserted moves the balance: a settlement sent twice charges once.
+      if (charge !== null && insertCharge.run(newLedgerId(), charge.accountId, charge.kind, charge.amountMicros, charge.requestId, charge.apiKeyId, charge.note, now).changes > 0) {
+        moveBalance.run(charge.amountMicros, charge.accountId);
+      }
+      if (releaseReservation) {
+        for (const row of release.all(requestId) as Array<{ account_id: string; amount_micros: number }>) moveReserved.run(row.amount_micros, row.account_id);
+      }
+      if (usage !== null) {
+        insertUsage.run(
+          usage.requestId, usage.accountId, usage.apiKeyId, usage.model, usage.provider, usage.upstreamModel, usage.modality,
+          usage.promptTokens, usage.completionTokens, usage.costMicros, usage.status, Math.round(usage.latencyMs), usage.startedAt, usage.endedAt,
+        );
+      }
+    }
+  });
+}
