@@ -1,0 +1,48 @@
+/** Builds the configured rate limiter: memory for one instance, Redis for several. */
+import type { Logger } from 'pino';
+import type { Config } from '../config/schema.js';
+import { RedisConnection } from '../storage/redis/redis-connection.js';
+import { MemoryLimiter } from './memory-limiter.js';
+import { RedisLimiter } from './redis/redis-limiter.js';
+import { SharedLimiter } from './shared-limiter.js';
+import type { RateLimiter } from './types.js';
+
+/** In-flight slots outlive the longest request by this much before a dead instance's slot frees itself. */
+const IN_FLIGHT_MARGIN_MS = 60_000;
+/** How long start-up waits for Redis before serving on the outage policy. */
+const STARTUP_WAIT_MS = 3_000;
+
+export interface OpenedLimiter {
+  readonly limiter: RateLimiter;
+  close(): Promise<void>;
+}
+
+export async function openLimiter(config: Config, logger: Logger, clock: () => number = Date.now): Promise<OpenedLimiter> {
+  const redisConfig = config.redis;
+  if (config.limits.backend === 'memory' || redisConfig === undefined) {
+    const limiter = new MemoryLimiter(clock);
+    return { limiter, close: () => limiter.close() };
+  }
+  const policy = config.limits.on_redis_unavailable;
+  const connection = new RedisConnection(
+    {
+      url: redisConfig.url,
+      commandTimeoutMs: redisConfig.command_timeout_ms,
+      outageEffect: policy === 'local' ? 'rate limits are counted by each instance alone' : 'rate-limited requests are refused with 503',
+    },
+    logger,
+  );
+  if (!(await connection.waitReady(STARTUP_WAIT_MS))) connection.markDown(new Error(`no connection within ${STARTUP_WAIT_MS} ms of start`));
+  const shared = new RedisLimiter(connection, {
+    keyPrefix: redisConfig.key_prefix,
+    inFlightTtlMs: config.generation.budget_ms + IN_FLIGHT_MARGIN_MS,
+  });
+  const limiter = new SharedLimiter(connection, shared, new MemoryLimiter(clock), policy);
+  return {
+    limiter,
+    async close() {
+      await limiter.close();
+      await connection.close();
+    },
+  };
+}
