@@ -1,0 +1,80 @@
+/**
+ * One request's money, from admission to the committed charge: hold its worst-case cost, then
+ * charge what it really used (or nothing, if it failed) and record its usage, in one settlement.
+ */
+import type { PriceConfig } from '../config/schema.js';
+import type { Settlement, UsageRecord } from '../storage/types.js';
+import { tokenCostMicros } from './pricing.js';
+import type { SettlementWriter } from './settlement-writer.js';
+import type { CreditGate, CreditHold } from './types.js';
+
+export interface BilledRequest {
+  readonly requestId: string;
+  readonly accountId: string;
+  readonly apiKeyId: string;
+  readonly model: string;
+  readonly modality: string;
+  readonly price: PriceConfig;
+  /** Unix ms. */
+  readonly startedAt: number;
+}
+
+export interface BillingOutcome {
+  /** Tokens to charge for; null when the request is not charged (it failed before producing). */
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly charged: boolean;
+  readonly status: number;
+  readonly provider: string | null;
+  readonly upstreamModel: string | null;
+}
+
+export class Billing {
+  constructor(
+    private readonly credits: CreditGate,
+    private readonly writer: SettlementWriter,
+  ) {}
+
+  /** Holds the worst-case cost; a request that can cost nothing holds nothing. */
+  hold(request: BilledRequest, worstPromptTokens: number, worstCompletionTokens: number): CreditHold | null | Promise<CreditHold> {
+    const worst = tokenCostMicros(request.price, worstPromptTokens, worstCompletionTokens);
+    if (worst === 0) return null;
+    return this.credits.hold(request.accountId, request.requestId, worst);
+  }
+
+  /**
+   * Ends the hold, charges, records usage; resolves once committed (see SettlementWriter). Call
+   * once per request, on every path.
+   */
+  settle(request: BilledRequest, hold: CreditHold | null, outcome: BillingOutcome): Promise<void> {
+    const cost = outcome.charged ? tokenCostMicros(request.price, outcome.promptTokens, outcome.completionTokens) : 0;
+    hold?.end(cost);
+    const endedAt = Date.now();
+    const usage: UsageRecord = {
+      requestId: request.requestId,
+      accountId: request.accountId,
+      apiKeyId: request.apiKeyId,
+      model: request.model,
+      provider: outcome.provider,
+      upstreamModel: outcome.upstreamModel,
+      modality: request.modality,
+      promptTokens: outcome.charged ? outcome.promptTokens : 0,
+      completionTokens: outcome.charged ? outcome.completionTokens : 0,
+      costMicros: cost,
+      status: outcome.status,
+      latencyMs: endedAt - request.startedAt,
+      startedAt: request.startedAt,
+      endedAt,
+    };
+    this.writer.record(usage);
+    const settlement: Settlement = {
+      requestId: request.requestId,
+      charge: cost > 0 ? { accountId: request.accountId, kind: 'charge', amountMicros: -cost, requestId: request.requestId, apiKeyId: request.apiKeyId, note: null } : null,
+      releaseReservation: hold?.inStore === true,
+      usage: null,
+    };
+    // Nothing durable to wait for when nothing was charged or held in the store.
+    if (settlement.charge === null && !settlement.releaseReservation) return Promise.resolve();
+    return this.writer.commit(settlement);
+  }
+}
