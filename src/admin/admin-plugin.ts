@@ -1,0 +1,295 @@
+/**
+ * The admin API, a Fastify plugin registered under `/admin/v1`: accounts, credits, API keys and
+ * usage, for operators. Every route needs `Authorization: Bearer <server.admin_token>`, checked
+ * in an onRequest hook of this plugin only (before any body is read; the /v1 hot path has no such
+ * hook). Without a configured token every path under /admin/v1 answers 404 `admin_api_disabled`.
+ *
+ * Errors are thrown as GatewayError and answered by the server's error handler, in the same
+ * envelope and with the same X-Request-Id as the rest of the gateway. After every change to an
+ * account or key this instance's key cache forgets it, so the next /v1 request sees the change;
+ * other instances see it when their cache entry expires (30 s).
+ */
+import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors/index.js';
+import { generateApiKey } from '../auth/api-key.js';
+import type { KeyCache } from '../auth/key-cache.js';
+import type { CreditGate } from '../billing/types.js';
+import type { AccountRecord, ApiKeyRecord, LedgerKind, Store } from '../storage/types.js';
+import type { AccessLog } from '../http/access-log.js';
+import { adminTokenCheck } from './admin-token.js';
+import { microsFromCredits } from './money.js';
+import {
+  validateBalanceChange,
+  validateCreateAccount,
+  validateCreateKey,
+  validateLedgerQuery,
+  validateUpdateAccount,
+  validateUpdateKey,
+  validateUsageQuery,
+} from './schemas.js';
+import {
+  accountView,
+  apiKeyView,
+  ledgerEntryView,
+  usageRowView,
+  usageTotals,
+  type AccountView,
+  type ApiKeyView,
+  type BalanceChangeView,
+  type CreatedApiKeyView,
+  type DeletedApiKeyView,
+  type LedgerListView,
+  type ListView,
+  type UsageView,
+} from './views.js';
+
+export const ADMIN_PREFIX = '/admin/v1';
+export const DEFAULT_LEDGER_LIMIT = 100;
+export const MAX_LEDGER_LIMIT = 1000;
+const DAY_MS = 86_400_000;
+
+export interface AdminDeps {
+  store: Store;
+  /** The hot path's key cache, told about every change. */
+  keys: Pick<KeyCache, 'invalidateKey' | 'invalidateAccount'>;
+  /** Told about every balance change made here (top-ups, adjustments, opening credit). */
+  credits: Pick<CreditGate, 'balanceMoved'>;
+  /** The configured tier names; an account's tier must be one of them. */
+  tiers: readonly string[];
+  /** `server.admin_token`; undefined turns the admin API off. */
+  adminToken: string | undefined;
+}
+
+type IdParams = { Params: { id: string } };
+
+export function adminPlugin(deps: AdminDeps, accessLog: AccessLog): FastifyPluginCallback {
+  return (app, _options, done) => {
+    if (deps.adminToken === undefined) {
+      const off = (): never => {
+        throw new GatewayError('admin_api_disabled', 'The admin API is off: set server.admin_token in the configuration (16 characters or more) to turn it on.');
+      };
+      app.all('/', off);
+      app.all('/*', off);
+      return done();
+    }
+    const check = adminTokenCheck(deps.adminToken);
+    app.addHook('onRequest', (request, _reply, next) => {
+      try {
+        check(request.headers.authorization);
+        next();
+      } catch (err) {
+        next(err as Error);
+      }
+    });
+    new AdminRoutes(deps, accessLog).register(app);
+    done();
+  };
+}
+
+class AdminRoutes {
+  private readonly store: Store;
+
+  constructor(
+    private readonly deps: AdminDeps,
+    private readonly accessLog: AccessLog,
+  ) {
+    this.store = deps.store;
+  }
+
+  register(app: FastifyInstance): void {
+    app.post('/accounts', (request, reply) => this.createAccount(request, reply));
+    app.get('/accounts', (_request, reply) => this.listAccounts(reply));
+    app.get<IdParams>('/accounts/:id', async (request, reply) => this.send(reply, 200, accountView(await this.account(request.params.id))));
+    app.patch<IdParams>('/accounts/:id', (request, reply) => this.updateAccount(request, reply));
+    app.post<IdParams>('/accounts/:id/topups', (request, reply) => this.changeBalance(request, reply, 'topup'));
+    app.post<IdParams>('/accounts/:id/adjustments', (request, reply) => this.changeBalance(request, reply, 'adjustment'));
+    app.get<IdParams>('/accounts/:id/ledger', (request, reply) => this.ledger(request, reply));
+    app.post<IdParams>('/accounts/:id/keys', (request, reply) => this.createKey(request, reply));
+    app.get<IdParams>('/accounts/:id/keys', (request, reply) => this.listKeys(request, reply));
+    app.get<IdParams>('/keys/:id', async (request, reply) => this.send<ApiKeyView>(reply, 200, apiKeyView(await this.apiKey(request.params.id))));
+    app.patch<IdParams>('/keys/:id', (request, reply) => this.updateKey(request, reply));
+    app.delete<IdParams>('/keys/:id', (request, reply) => this.deleteKey(request, reply));
+    app.get('/usage', (request, reply) => this.usage(request, reply));
+  }
+
+  private send<T>(reply: FastifyReply, status: number, body: T): FastifyReply {
+    reply.code(status).header('x-request-id', reply.request.id).send(body);
+    this.accessLog(reply, status);
+    return reply;
+  }
+
+  private async account(id: string): Promise<AccountRecord> {
+    const account = await this.store.getAccount(id);
+    if (account === undefined) throw new GatewayError('account_not_found', `No account has the id "${id}".`);
+    return account;
+  }
+
+  private async apiKey(id: string): Promise<ApiKeyRecord> {
+    const key = await this.store.getApiKey(id);
+    if (key === undefined) {
+      // A whole key in the path is not echoed back: give the id, never the secret.
+      if (id.startsWith('sk-tg-')) throw new GatewayError('api_key_not_found', 'No API key has this id: give the key id (the 12 characters after "sk-tg-"), not the key.');
+      throw new GatewayError('api_key_not_found', `No API key has the id "${id}".`);
+    }
+    return key;
+  }
+
+  private checkTier(tier: string): void {
+    if (!this.deps.tiers.includes(tier)) {
+      throw new GatewayError('invalid_parameter', `tier "${tier}" is not a configured tier (configured: ${this.deps.tiers.join(', ') || 'none'}).`, { param: 'tier' });
+    }
+  }
+
+  // ---- accounts ------------------------------------------------------------------------------
+
+  private async createAccount(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const body = validateCreateAccount(request.body);
+    this.checkTier(body.tier);
+    const credits = body.credits === undefined ? 0 : microsFromCredits(body.credits, 'credits', 'non-negative');
+    // Created empty, then credited by a top-up carrying this request's id, as every admin change is.
+    const created = await this.store.createAccountIfAbsent({ id: body.id, name: body.name ?? null, tier: body.tier, balanceMicros: 0 });
+    if (!created) throw new GatewayError('account_already_exists', `An account with the id "${body.id}" already exists.`, { param: 'id' });
+    this.deps.keys.invalidateAccount(body.id);
+    let account = await this.account(body.id);
+    if (credits > 0) {
+      account = await this.store.addLedgerEntry({ accountId: body.id, kind: 'topup', amountMicros: credits, requestId: request.id, apiKeyId: null, note: 'opening credit' });
+      this.deps.credits.balanceMoved(body.id, credits);
+    }
+    return this.send<AccountView>(reply, 201, accountView(account));
+  }
+
+  private async listAccounts(reply: FastifyReply): Promise<FastifyReply> {
+    const accounts = await this.store.listAccounts();
+    return this.send<ListView<AccountView>>(reply, 200, { object: 'list', data: accounts.map(accountView) });
+  }
+
+  private async updateAccount(request: FastifyRequest<IdParams>, reply: FastifyReply): Promise<FastifyReply> {
+    const body = validateUpdateAccount(request.body);
+    if (body.tier === undefined && body.name === undefined) {
+      throw new GatewayError('invalid_parameter', 'The body changes nothing: send tier, name or both.', { param: null });
+    }
+    if (body.tier !== undefined) this.checkTier(body.tier);
+    const { id } = request.params;
+    await this.account(id);
+    await this.store.updateAccount(id, { ...(body.tier !== undefined ? { tier: body.tier } : {}), ...(body.name !== undefined ? { name: body.name } : {}) });
+    this.deps.keys.invalidateAccount(id);
+    return this.send<AccountView>(reply, 200, accountView(await this.account(id)));
+  }
+
+  private async changeBalance(request: FastifyRequest<IdParams>, reply: FastifyReply, kind: Extract<LedgerKind, 'topup' | 'adjustment'>): Promise<FastifyReply> {
+    const body = validateBalanceChange(request.body);
+    const amount = microsFromCredits(body.credits, 'credits', kind === 'topup' ? 'positive' : 'non-zero');
+    const { id } = request.params;
+    await this.account(id);
+    const account = await this.store.addLedgerEntry({ accountId: id, kind, amountMicros: amount, requestId: request.id, apiKeyId: null, note: body.note ?? null });
+    this.deps.credits.balanceMoved(id, amount);
+    this.deps.keys.invalidateAccount(id);
+    // The entry just written: the newest of this request's id (one entry of a kind per request).
+    const recent = await this.store.listLedger(id, 100);
+    const entry = recent.find((e) => e.requestId === request.id && e.kind === kind);
+    return this.send<BalanceChangeView>(reply, 201, { object: 'balance_change', entry: entry ? ledgerEntryView(entry) : null, account: accountView(account) });
+  }
+
+  private async ledger(request: FastifyRequest<IdParams>, reply: FastifyReply): Promise<FastifyReply> {
+    const query = validateLedgerQuery(request.query);
+    const limit = query.limit === undefined ? DEFAULT_LEDGER_LIMIT : Number(query.limit);
+    if (limit < 1 || limit > MAX_LEDGER_LIMIT) {
+      throw new GatewayError('invalid_parameter', `limit must be an integer between 1 and ${MAX_LEDGER_LIMIT}, got ${query.limit}.`, { param: 'limit' });
+    }
+    const account = await this.account(request.params.id);
+    const entries = await this.store.listLedger(account.id, limit + 1);
+    const view = accountView(account);
+    return this.send<LedgerListView>(reply, 200, {
+      object: 'list',
+      account_id: account.id,
+      balance: view.balance,
+      balance_micros: view.balance_micros,
+      data: entries.slice(0, limit).map(ledgerEntryView),
+      has_more: entries.length > limit,
+    });
+  }
+
+  // ---- keys ----------------------------------------------------------------------------------
+
+  private async createKey(request: FastifyRequest<IdParams>, reply: FastifyReply): Promise<FastifyReply> {
+    const body = validateCreateKey(request.body ?? {});
+    const account = await this.account(request.params.id);
+    let generated = generateApiKey();
+    // 71 random bits make a clash all but impossible; a clash must still never replace a key.
+    for (let tries = 0; (await this.store.getApiKey(generated.id)) !== undefined; tries++) {
+      if (tries === 3) throw new Error('could not draw an unused key id');
+      generated = generateApiKey();
+    }
+    await this.store.putApiKey({ id: generated.id, accountId: account.id, name: body.name ?? null, secretHash: generated.secretHash, status: 'active', scope: body.scope ?? null });
+    this.deps.keys.invalidateKey(generated.id);
+    const stored = await this.apiKey(generated.id);
+    return this.send<CreatedApiKeyView>(reply, 201, { ...apiKeyView(stored), key: generated.key });
+  }
+
+  private async listKeys(request: FastifyRequest<IdParams>, reply: FastifyReply): Promise<FastifyReply> {
+    const account = await this.account(request.params.id);
+    const keys = await this.store.listApiKeys(account.id);
+    return this.send<ListView<ApiKeyView>>(reply, 200, { object: 'list', data: keys.map(apiKeyView) });
+  }
+
+  private async updateKey(request: FastifyRequest<IdParams>, reply: FastifyReply): Promise<FastifyReply> {
+    const body = validateUpdateKey(request.body);
+    if (body.status === undefined && body.scope === undefined && body.name === undefined) {
+      throw new GatewayError('invalid_parameter', 'The body changes nothing: send status, scope, name or several of them.', { param: null });
+    }
+    const key = await this.apiKey(request.params.id);
+    const changed: ApiKeyRecord = {
+      ...key,
+      ...(body.status !== undefined ? { status: body.status } : {}),
+      ...(body.scope !== undefined ? { scope: body.scope } : {}),
+      ...(body.name !== undefined ? { name: body.name } : {}),
+    };
+    await this.store.putApiKey({ id: changed.id, accountId: changed.accountId, name: changed.name, secretHash: changed.secretHash, status: changed.status, scope: changed.scope });
+    this.deps.keys.invalidateKey(key.id);
+    return this.send<ApiKeyView>(reply, 200, apiKeyView(changed));
+  }
+
+  private async deleteKey(request: FastifyRequest<IdParams>, reply: FastifyReply): Promise<FastifyReply> {
+    const { id } = request.params;
+    const deleted = await this.store.deleteApiKey(id);
+    this.deps.keys.invalidateKey(id);
+    if (!deleted) await this.apiKey(id); // throws api_key_not_found
+    return this.send<DeletedApiKeyView>(reply, 200, { object: 'api_key', id, deleted: true });
+  }
+
+  // ---- usage ---------------------------------------------------------------------------------
+
+  private async usage(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const query = validateUsageQuery(request.query);
+    const from = query.from === undefined ? undefined : dayStart(query.from, 'from');
+    const to = query.to === undefined ? undefined : dayStart(query.to, 'to') + DAY_MS;
+    if (from !== undefined && to !== undefined && from >= to) {
+      throw new GatewayError('invalid_parameter', `from (${query.from}) is after to (${query.to}).`, { param: 'from' });
+    }
+    // Accounts are never deleted, so an unknown one is a mistake worth saying; keys may have been
+    // deleted while their usage stays, so a key is only a filter.
+    if (query.account !== undefined) await this.account(query.account);
+    const rows = await this.store.usageSummary({
+      ...(query.account !== undefined ? { accountId: query.account } : {}),
+      ...(query.key !== undefined ? { apiKeyId: query.key } : {}),
+      ...(query.model !== undefined ? { model: query.model } : {}),
+      ...(from !== undefined ? { from } : {}),
+      ...(to !== undefined ? { to } : {}),
+    });
+    return this.send<UsageView>(reply, 200, {
+      object: 'usage',
+      filters: { account: query.account ?? null, key: query.key ?? null, model: query.model ?? null, from: query.from ?? null, to: query.to ?? null },
+      data: rows.map(usageRowView),
+      totals: usageTotals(rows),
+    });
+  }
+}
+
+/** Unix milliseconds of 00:00 UTC on a YYYY-MM-DD day, or 400 naming `param` for a day that does not exist. */
+function dayStart(day: string, param: string): number {
+  const ms = Date.parse(`${day}T00:00:00Z`);
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== day) {
+    throw new GatewayError('invalid_parameter', `${param} must be a UTC day written YYYY-MM-DD, got "${day}" (no such day).`, { param });
+  }
+  return ms;
+}

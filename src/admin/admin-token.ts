@@ -1,0 +1,26 @@
+/**
+ * The admin API's credential: `Authorization: Bearer <server.admin_token>`. Both sides are hashed
+ * (SHA-256) before the constant-time comparison, so the buffers compared always have the same
+ * length and neither the token's length nor its content leaks through timing.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { GatewayError } from '../errors/index.js';
+
+const BEARER = /^Bearer\s+(.*?)\s*$/i;
+
+const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/** A check that throws 401 `invalid_admin_token` unless the header carries the token. */
+export function adminTokenCheck(token: string): (authorization: string | undefined) => void {
+  const expected = digest(token);
+  return (authorization) => {
+    if (authorization === undefined || authorization.trim() === '') {
+      throw new GatewayError('invalid_admin_token', 'No admin token was sent. Send it as "Authorization: Bearer <server.admin_token>".');
+    }
+    const presented = BEARER.exec(authorization)?.[1];
+    if (presented === undefined || presented === '') {
+      throw new GatewayError('invalid_admin_token', 'The Authorization header is not of the form "Bearer <admin token>".');
+    }
+    if (!timingSafeEqual(digest(presented), expected)) throw new GatewayError('invalid_admin_token', 'The admin token is wrong.');
+  };
+}

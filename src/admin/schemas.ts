@@ -1,0 +1,108 @@
+/**
+ * The admin API's request bodies and query strings (TypeBox, compiled once by the gateway's Ajv).
+ * A bad value is 400 naming the field as the caller wrote it; an unknown field is refused too,
+ * so that a typo (`teir`, `?acount=`) never silently does nothing.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { ValidateFunction } from 'ajv';
+import { GatewayError } from '../errors/index.js';
+import { ajv } from '../validation/ajv.js';
+import { ajvErrorToGatewayError, locate, typeName } from '../validation/ajv-errors.js';
+import { Nullable, StringEnum } from '../validation/schema-helpers.js';
+
+/** The same ids as the configuration file's `accounts[].id`. */
+const AccountId = Type.String({
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$',
+  expected: 'an id of 1 to 128 letters, digits and . _ : / -, starting with a letter or digit',
+});
+const Name = Type.String({ maxLength: 200 });
+const Tier = Type.String({ minLength: 1 });
+const Credits = Type.Number();
+const Note = Type.String({ maxLength: 500 });
+const Globs = Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 256 });
+
+export const ScopeSchema = Type.Object(
+  { models: Type.Optional(Globs), endpoints: Type.Optional(Globs), sdks: Type.Optional(Globs) },
+  { additionalProperties: false },
+);
+
+export const CreateAccountSchema = Type.Object(
+  { id: AccountId, name: Type.Optional(Nullable(Name)), tier: Tier, credits: Type.Optional(Credits) },
+  { additionalProperties: false },
+);
+
+export const UpdateAccountSchema = Type.Object({ name: Type.Optional(Nullable(Name)), tier: Type.Optional(Tier) }, { additionalProperties: false });
+
+export const BalanceChangeSchema = Type.Object({ credits: Credits, note: Type.Optional(Nullable(Note)) }, { additionalProperties: false });
+
+export const CreateKeySchema = Type.Object({ name: Type.Optional(Nullable(Name)), scope: Type.Optional(Nullable(ScopeSchema)) }, { additionalProperties: false });
+
+export const UpdateKeySchema = Type.Object(
+  { status: Type.Optional(StringEnum(['active', 'disabled'] as const)), scope: Type.Optional(Nullable(ScopeSchema)), name: Type.Optional(Nullable(Name)) },
+  { additionalProperties: false },
+);
+
+const Digits = Type.String({ pattern: '^[0-9]{1,9}$', expected: 'a whole number' });
+const Day = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', expected: 'a UTC day written YYYY-MM-DD' });
+const Filter = Type.String({ minLength: 1, maxLength: 256 });
+
+export const LedgerQuerySchema = Type.Object({ limit: Type.Optional(Digits) }, { additionalProperties: false });
+
+export const UsageQuerySchema = Type.Object(
+  { account: Type.Optional(Filter), key: Type.Optional(Filter), model: Type.Optional(Filter), from: Type.Optional(Day), to: Type.Optional(Day) },
+  { additionalProperties: false },
+);
+
+export type Validator<T> = (value: unknown) => T;
+
+/** A compiled validator for a JSON body (`what` = "request body") or a query string. */
+function validator<T extends TSchema>(schema: T, what: 'body' | 'query'): Validator<Static<T>> {
+  const validate = ajv.compile<Static<T>>(schema);
+  return (value) => {
+    if (value === undefined || value === null) {
+      // A body-less POST or PATCH (a query string is always an object, {} when empty).
+      throw new GatewayError('invalid_parameter', 'The request body must be a JSON object; none was sent.', { param: null });
+    }
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      throw new GatewayError('invalid_parameter', `The request body must be a JSON object, got ${typeName(value)}.`, { param: null });
+    }
+    if (!validate(value)) throw describeError(validate, schema, value, what);
+    return value;
+  };
+}
+
+function describeError(validate: ValidateFunction, schema: TSchema, value: unknown, what: 'body' | 'query'): GatewayError {
+  const errors = validate.errors ?? [];
+  const last = errors[errors.length - 1];
+  // An unknown field, at the top or inside a nullable object (an anyOf whose other branch is null).
+  const unknown = errors.find((e) => e.keyword === 'additionalProperties' && (e === last || (last?.keyword === 'anyOf' && e.schemaPath.startsWith(`${last.schemaPath}/`))));
+  if (unknown !== undefined) {
+    const parent = locate(unknown.instancePath, value).param;
+    const extra = String((unknown.params as { additionalProperty: string }).additionalProperty);
+    const param = parent === '' ? extra : `${parent}.${extra}`;
+    const known = Object.keys(schemaAt(schema, unknown.schemaPath).properties ?? {});
+    const kind = what === 'query' ? 'query parameter' : 'field';
+    return new GatewayError('invalid_parameter', `Unknown ${kind} '${param}'${known.length > 0 ? ` (known: ${known.join(', ')})` : ''}.`, { param });
+  }
+  return ajvErrorToGatewayError(validate, value);
+}
+
+/** The schema holding a failed keyword: `#/properties/scope/anyOf/0/additionalProperties` → `…/anyOf/0`. */
+function schemaAt(root: TSchema, schemaPath: string): { properties?: object } {
+  let node: unknown = root;
+  for (const segment of schemaPath.replace(/^#\//, '').split('/').slice(0, -1)) {
+    node = node !== null && typeof node === 'object' ? (node as Record<string, unknown>)[segment] : undefined;
+  }
+  return node !== null && typeof node === 'object' ? node : {};
+}
+
+export const validateCreateAccount = validator(CreateAccountSchema, 'body');
+export const validateUpdateAccount = validator(UpdateAccountSchema, 'body');
+export const validateBalanceChange = validator(BalanceChangeSchema, 'body');
+export const validateCreateKey = validator(CreateKeySchema, 'body');
+export const validateUpdateKey = validator(UpdateKeySchema, 'body');
+export const validateLedgerQuery = validator(LedgerQuerySchema, 'query');
+export const validateUsageQuery = validator(UsageQuerySchema, 'query');
+
+export type CreateAccountBody = Static<typeof CreateAccountSchema>;
+export type UpdateKeyBody = Static<typeof UpdateKeySchema>;
