@@ -7,8 +7,8 @@
 import type { AccountConfig } from '../config/schema.js';
 import { hashSecret, parseApiKey } from '../auth/api-key.js';
 import type { Store } from '../storage/types.js';
+import { MICROS_PER_CREDIT } from '../billing/pricing.js';
 
-export const MICROS_PER_CREDIT = 1_000_000;
 
 export async function bootstrapAccounts(store: Store, accounts: readonly AccountConfig[]): Promise<void> {
   for (const account of accounts) {

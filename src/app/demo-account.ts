@@ -5,7 +5,7 @@
 import { generateApiKey } from '../auth/api-key.js';
 import { DEMO_TIER } from '../config/embedded-default.js';
 import type { Store } from '../storage/types.js';
-import { MICROS_PER_CREDIT } from './bootstrap-accounts.js';
+import { MICROS_PER_CREDIT } from '../billing/pricing.js';
 
 export const DEMO_ACCOUNT_ID = 'demo';
 const DEMO_CREDITS = 10;

@@ -9,7 +9,8 @@ import { parseSize } from '../config/size.js';
 import { AccessLogWriter, type Logger } from '../logging/logger.js';
 import { openStore } from '../storage/open-store.js';
 import type { Store } from '../storage/types.js';
-import { KeyCache } from '../auth/key-cache.js';
+import { KeyCache, type Invalidation } from '../auth/key-cache.js';
+import { RedisChannel } from '../storage/redis/redis-channel.js';
 import { Authenticator } from '../auth/authenticator.js';
 import { compileTier } from '../auth/principal.js';
 import { ModelCatalog } from '../catalog/model-catalog.js';
@@ -17,6 +18,10 @@ import { createAdapters } from '../providers/registry.js';
 import type { ProviderAdapter } from '../providers/types.js';
 import { Router } from '../routing/router.js';
 import { ChatService } from '../core/chat-service.js';
+import { ModelLimits } from '../core/model-limits.js';
+import { LimitPlans } from '../limits/plan.js';
+import { openLimiter, type OpenedLimiter } from '../limits/open-limiter.js';
+import { openBilling, type OpenedBilling } from '../billing/open-billing.js';
 import { buildHttpServer } from '../http/server.js';
 import { bootstrapAccounts } from './bootstrap-accounts.js';
 
@@ -35,20 +40,36 @@ export interface Gateway {
 export interface GatewayOptions {
   /** Where access lines go (default: standard output). */
   accessLogStream?: NodeJS.WritableStream;
+  /** The clock of the in-memory rate limiter (default Date.now); tests use it to travel in time. */
+  clock?: () => number;
 }
 
 export async function createGateway(config: Config, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
   const store = await openStore(config.storage.url);
   let adapters: Map<string, ProviderAdapter> | undefined;
+  let limits: OpenedLimiter | undefined;
+  let billing: OpenedBilling | undefined;
+  let channel: RedisChannel<Invalidation> | undefined;
   try {
     await bootstrapAccounts(store, config.accounts);
     adapters = createAdapters(config.providers, { connectTimeoutMs: config.upstream.connect_timeout_ms });
     const tiers = new Map(Object.entries(config.tiers).map(([name, tier]) => [name, compileTier(name, tier)]));
     const keys = new KeyCache(store);
+    if (config.redis !== undefined) {
+      channel = new RedisChannel<Invalidation>(config.redis.url, `${config.redis.key_prefix}invalidations`, logger);
+      keys.onInvalidate = (invalidation) => channel?.publish(invalidation);
+      await channel.subscribe((invalidation) => keys.drop(invalidation));
+    }
     const catalog = new ModelCatalog(config.models, Math.floor(Date.now() / 1000));
+    limits = await openLimiter(config, logger, options.clock);
+    billing = openBilling(config, store, logger);
+    const plans = new LimitPlans(config.tiers);
     const chat = new ChatService({
       catalog,
       router: new Router(adapters),
+      limiter: limits.limiter,
+      plans,
+      billing: billing.billing,
       deadlines: { budgetMs: config.generation.budget_ms, upstreamTimeoutMs: config.upstream.timeout_ms, idleTimeoutMs: config.upstream.idle_timeout_ms },
       onInternalError: (requestId, err) => logger.error({ err, request_id: requestId }, 'unexpected fault in a stream'),
     });
@@ -61,8 +82,15 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
       authenticator: new Authenticator(keys, tiers),
       catalog,
       chat,
+      limits: new ModelLimits(limits.limiter, plans),
+      // --- admin API (issue 5) ---
+      admin: { store, keys, credits: billing.credits, tiers: Object.keys(config.tiers), adminToken: config.server.admin_token },
+      // --- end admin API ---
     });
     const openAdapters = adapters;
+    const openLimits = limits;
+    const openBillingParts = billing;
+    const openChannel = channel;
     return {
       config,
       http,
@@ -78,12 +106,19 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
       async close() {
         await http.close();
         accessLog?.close();
+        // After the server stopped taking requests: every settlement is committed before the store closes.
+        await openBillingParts.close();
+        await openLimits.close();
+        await openChannel?.close();
         await Promise.allSettled([...openAdapters.values()].map((a) => a.close()));
         await store.close();
       },
     };
   } catch (err) {
     if (adapters) await Promise.allSettled([...adapters.values()].map((a) => a.close()));
+    await limits?.close();
+    await billing?.close();
+    await channel?.close();
     await store.close().catch(() => undefined);
     throw err;
   }

@@ -1,7 +1,8 @@
 /**
  * Keys and their accounts, answered from memory on the hot path. A miss reads the store once
  * (concurrent misses for the same key share one read); an entry lives for `ttlMs`, so a change
- * made by another instance is seen within that time, and a change made through this instance is
+ * made by another instance is seen within that time (at once when the instances share Redis:
+ * invalidations are broadcast, see `onInvalidate`), and a change made through this instance is
  * seen at once because it invalidates the entry. Unknown ids are remembered briefly too, so a
  * flood of made-up keys cannot turn into a flood of store reads.
  */
@@ -17,6 +18,12 @@ interface Entry {
   expiresAt: number;
 }
 
+/** What an invalidation names, as broadcast to the other instances. */
+export interface Invalidation {
+  kind: 'key' | 'account';
+  id: string;
+}
+
 export interface KeyCacheOptions {
   ttlMs: number;
   negativeTtlMs: number;
@@ -26,6 +33,13 @@ export interface KeyCacheOptions {
 export class KeyCache {
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Map<string, Promise<CachedKey | null>>();
+  /**
+   * Bumped by every invalidation, so that a store read which started before a change cannot put
+   * the old record back into the cache when it finishes.
+   */
+  private generation = 0;
+  /** Told of every invalidation made here, to pass it on to the other instances. */
+  onInvalidate: ((invalidation: Invalidation) => void) | null = null;
 
   constructor(
     private readonly store: Store,
@@ -43,26 +57,53 @@ export class KeyCache {
   load(id: string): Promise<CachedKey | null> {
     let pending = this.loading.get(id);
     if (pending === undefined) {
-      pending = this.read(id).finally(() => this.loading.delete(id));
+      const started: Promise<CachedKey | null> = this.read(id).finally(() => {
+        if (this.loading.get(id) === started) this.loading.delete(id);
+      });
+      pending = started;
       this.loading.set(id, pending);
     }
     return pending;
   }
 
   invalidateKey(id: string): void {
-    this.entries.delete(id);
+    this.drop({ kind: 'key', id });
+    this.onInvalidate?.({ kind: 'key', id });
   }
 
   invalidateAccount(accountId: string): void {
+    this.drop({ kind: 'account', id: accountId });
+    this.onInvalidate?.({ kind: 'account', id: accountId });
+  }
+
+  /** Applies an invalidation, made here or received from another instance. */
+  drop(invalidation: Invalidation): void {
+    if (invalidation.kind === 'key') this.dropKey(invalidation.id);
+    else this.dropAccount(invalidation.id);
+  }
+
+  private dropKey(id: string): void {
+    this.generation++;
+    this.entries.delete(id);
+    // A read already under way may have seen the old record: later callers read again.
+    this.loading.delete(id);
+  }
+
+  private dropAccount(accountId: string): void {
+    this.generation++;
+    this.loading.clear();
     for (const [id, entry] of this.entries) {
       if (entry.value?.account.id === accountId) this.entries.delete(id);
     }
   }
 
   private async read(id: string): Promise<CachedKey | null> {
+    const generation = this.generation;
     const key = await this.store.getApiKey(id);
     const account = key && (await this.store.getAccount(key.accountId));
     const value = key && account ? { key, account } : null;
+    // Changed while reading: answer this caller, but let the next one read again.
+    if (generation !== this.generation) return value;
     if (this.entries.size >= this.options.maxEntries) {
       // Evict the oldest entry (Map keeps insertion order); good enough for a bounded cache.
       const oldest = this.entries.keys().next().value;

@@ -4,12 +4,14 @@
  */
 import type { ModelConfig } from '../config/schema.js';
 import type { Capability } from '../protocol/capabilities.js';
+import type { ModelTokenFacts } from '../protocol/token-bound.js';
 
 export interface CatalogModel {
   readonly id: string;
   readonly config: ModelConfig;
   readonly capabilities: ReadonlySet<Capability>;
   readonly created: number;
+  readonly tokenFacts: ModelTokenFacts;
 }
 
 export interface ModelRecord {
@@ -29,7 +31,13 @@ export class ModelCatalog {
 
   constructor(models: readonly ModelConfig[], defaultCreated: number) {
     for (const config of models) {
-      this.byId.set(config.id, { id: config.id, config, capabilities: new Set(config.capabilities), created: config.created ?? defaultCreated });
+      this.byId.set(config.id, {
+        id: config.id,
+        config,
+        capabilities: new Set(config.capabilities),
+        created: config.created ?? defaultCreated,
+        tokenFacts: { contextWindow: config.context_window, maxOutputTokens: config.max_output_tokens, tokensPerImage: config.tokens_per_image },
+      });
     }
   }
 

@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { CAPABILITIES } from '../protocol/capabilities.js';
+import { MODALITIES } from '../protocol/modalities.js';
 
 const Size = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^\\s*\\d+(\\.\\d+)?\\s*(b|kb|mb|gb|k|m|g)?\\s*$' })], {
   description: 'a byte count, or a string such as "512kb" or "4mb"',
@@ -39,6 +40,7 @@ export const ProviderSchema = Type.Object(
     headers: Type.Record(Type.String(), Type.String(), { default: {} }),
     max_connections: Type.Integer({ minimum: 1, default: 128 }),
     anthropic_version: Type.String({ default: '2023-06-01' }),
+    output_cap_field: Type.Union([Type.Literal('max_completion_tokens'), Type.Literal('max_tokens')], { default: 'max_completion_tokens' }),
     mock: Type.Optional(MockOptionsSchema),
   },
   { additionalProperties: false },
@@ -65,20 +67,33 @@ export const ModelSchema = Type.Object(
     capabilities: Type.Array(Type.Union(CAPABILITIES.map((c) => Type.Literal(c))), { minItems: 1, uniqueItems: true }),
     context_window: Type.Integer({ minimum: 1 }),
     max_output_tokens: Type.Integer({ minimum: 1, default: 4096 }),
+    tokens_per_image: Type.Integer({ minimum: 0, default: 2_500, description: 'the most prompt tokens one image sent by URL can count, for token reservations' }),
     price: PriceSchema,
     routes: Type.Array(RouteSchema, { minItems: 1 }),
   },
   { additionalProperties: false },
 );
 
+const DailyCapsSchema = Type.Object(
+  Object.fromEntries(MODALITIES.map((m) => [m, Type.Optional(Type.Integer({ minimum: 1, description: `requests per UTC day for ${m}` }))])),
+  { additionalProperties: false, default: {} },
+);
+
+/** Every quantity is optional: one left out is not limited (or, in a model override, shared with the tier's). */
 export const LimitsSchema = Type.Object(
   {
     requests_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
     tokens_per_minute: Type.Optional(Type.Integer({ minimum: 1 })),
-    daily: Type.Record(Type.String(), Type.Integer({ minimum: 1 }), { default: {} }),
+    daily: DailyCapsSchema,
     max_in_flight: Type.Optional(Type.Integer({ minimum: 1 })),
   },
   { additionalProperties: false, default: {} },
+);
+
+/** Limits of their own for a group of models, counted apart from the tier's (see README, Rate limits). */
+export const ModelLimitsSchema = Type.Object(
+  { models: Type.Array(Glob, { minItems: 1 }), limits: LimitsSchema },
+  { additionalProperties: false },
 );
 
 export const TierSchema = Type.Object(
@@ -86,6 +101,7 @@ export const TierSchema = Type.Object(
     models: Type.Array(Glob, { default: ['*'] }),
     endpoints: Type.Array(Glob, { default: ['*'] }),
     limits: LimitsSchema,
+    model_limits: Type.Array(ModelLimitsSchema, { default: [] }),
   },
   { additionalProperties: false },
 );
@@ -143,6 +159,23 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    limits: Type.Object(
+      {
+        backend: Type.Union([Type.Literal('memory'), Type.Literal('redis')], { default: 'memory' }),
+        on_redis_unavailable: Type.Union([Type.Literal('local'), Type.Literal('reject')], { default: 'local' }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    redis: Type.Optional(
+      Type.Object(
+        {
+          url: Type.String({ pattern: '^rediss?://' }),
+          key_prefix: Type.String({ default: 'tollgate:' }),
+          command_timeout_ms: Millis(250),
+        },
+        { additionalProperties: false },
+      ),
+    ),
     generation: Type.Object({ budget_ms: Millis(600_000) }, { additionalProperties: false, default: {} }),
     log: Type.Object(
       {
@@ -164,6 +197,8 @@ export type ProviderConfig = Static<typeof ProviderSchema>;
 export type MockOptions = Static<typeof MockOptionsSchema>;
 export type ModelConfig = Static<typeof ModelSchema>;
 export type TierConfig = Static<typeof TierSchema>;
+export type LimitsConfig = Static<typeof LimitsSchema>;
+export type RedisConfig = Static<typeof ConfigSchema>['redis'];
 export type AccountConfig = Static<typeof AccountSchema>;
 export type KeyConfig = Static<typeof KeySchema>;
 export type ScopeConfig = Static<typeof ScopeSchema>;

@@ -8,8 +8,13 @@ import { GatewayError, toGatewayError } from '../errors/index.js';
 import { assertModelAllowed } from '../auth/authenticator.js';
 import type { Principal } from '../auth/principal.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
-import type { ChatCompletionRequest, Usage } from '../protocol/chat.js';
+import type { ChatCompletion, ChatCompletionRequest, Usage } from '../protocol/chat.js';
 import { estimateMessagesTokens } from '../protocol/token-estimate.js';
+import { chatTokenBound, type TokenBound } from '../protocol/token-bound.js';
+import type { LimitPlans } from '../limits/plan.js';
+import type { Admission, RateLimiter } from '../limits/types.js';
+import type { Billing, BilledRequest } from '../billing/billing.js';
+import type { CreditHold } from '../billing/types.js';
 import type { Router } from '../routing/router.js';
 import type { ChatStream } from '../providers/types.js';
 import { validateChatRequest } from '../validation/chat-request.js';
@@ -24,6 +29,8 @@ export interface ChatCallContext {
   principal: Principal;
   /** The request's one controller: aborted when the caller goes away or a deadline passes. */
   controller: Cancellation;
+  /** Size of the request body in bytes: the prompt's token bound for rate limiting. */
+  bodyBytes: number;
 }
 
 export interface ServedBy {
@@ -32,12 +39,23 @@ export interface ServedBy {
 }
 
 export type ChatOutcome =
-  | { kind: 'json'; body: string; usage: Usage | null; servedBy: ServedBy }
-  | { kind: 'stream'; frames: AsyncIterable<string>; usage: () => Usage | null; servedBy: ServedBy };
+  | { kind: 'json'; body: string; usage: Usage | null; servedBy: ServedBy; headers: Readonly<Record<string, string>> }
+  | {
+      kind: 'stream';
+      frames: AsyncIterable<string>;
+      usage: () => Usage | null;
+      servedBy: ServedBy;
+      headers: Readonly<Record<string, string>>;
+      /** Ends the request's accounting if the frames were never read to the end; safe to call twice. */
+      finish: () => void;
+    };
 
 export interface ChatServiceOptions {
   catalog: ModelCatalog;
   router: Router;
+  limiter: RateLimiter;
+  plans: LimitPlans;
+  billing: Billing;
   deadlines: DeadlineSettings;
   /** Called with every fault that is the gateway's own (500), for the log. */
   onInternalError: (requestId: string, err: unknown) => void;
@@ -52,11 +70,34 @@ export class ChatService {
     if (model === undefined) {
       throw new GatewayError('model_not_found', `The model "${request.model}" does not exist. Check the id against GET /v1/models.`, { param: 'model' });
     }
-    assertModelAllowed(ctx.principal, model.id);
+    const { principal } = ctx;
+    assertModelAllowed(principal, model.id);
     const needs = requiredCapabilities(request);
     checkAgainstModel(request, model, needs);
-
     const route = this.options.router.pick(model, needs);
+
+    const plan = this.options.plans.planFor(principal.tier.name, model.id, 'chat');
+    const bound = chatTokenBound(request, ctx.bodyBytes, model.tokenFacts);
+    if (plan.tokensPerMinute !== null && bound.total > plan.tokensPerMinute.limit) throw tooManyTokens(bound, plan.tokensPerMinute.limit, request.max_tokens != null ? 'max_tokens' : 'max_completion_tokens');
+    const admission = await this.options.limiter.admit({ keyId: principal.key.id, requestId: ctx.requestId, plan, tokens: plan.tokensPerMinute === null ? 0 : bound.total });
+
+    const billed: BilledRequest = {
+      requestId: ctx.requestId,
+      accountId: principal.account.id,
+      apiKeyId: principal.key.id,
+      model: model.id,
+      modality: 'chat',
+      price: model.config.price,
+      startedAt: Date.now(),
+    };
+    let hold: CreditHold | null;
+    try {
+      hold = await this.options.billing.hold(billed, bound.prompt, bound.output);
+    } catch (err) {
+      admission.settle({ tokens: 0, failed: true });
+      throw withHeaders(err, admission.headers);
+    }
+
     const servedBy = { provider: route.adapter.id, upstreamModel: route.upstreamModel };
     const deadlines = new CallDeadlines(ctx.controller, this.options.deadlines);
     const call = {
@@ -71,35 +112,144 @@ export class ChatService {
         const stream = await route.adapter.chatStream(call);
         deadlines.streamStarted();
         const includeUsage = request.stream_options?.include_usage === true;
-        return { kind: 'stream', frames: this.frames(stream, includeUsage, deadlines, ctx), usage: () => stream.usage, servedBy };
+        const tally = new StreamTally({ admission, billing: this.options.billing, billed, hold, stream, bound, request, servedBy });
+        return {
+          kind: 'stream',
+          frames: this.frames(stream, includeUsage, deadlines, tally, ctx),
+          usage: () => stream.usage,
+          servedBy,
+          headers: admission.headers,
+          finish: () => void tally.settle(),
+        };
       }
       const result = await route.adapter.chat(call);
       deadlines.clear();
-      return { kind: 'json', body: result.rawJson ?? JSON.stringify(result.completion), usage: result.usage, servedBy };
+      const usage = result.usage ?? estimatedUsage(request, result.completion);
+      admission.settle({ tokens: usage.prompt_tokens + usage.completion_tokens, failed: false });
+      // The charge is committed before the answer goes out: a client that has it was charged.
+      await this.options.billing.settle(billed, hold, { ...servedBy, promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, charged: true, status: 200 });
+      return { kind: 'json', body: result.rawJson ?? JSON.stringify(result.completion), usage: result.usage, servedBy, headers: admission.headers };
     } catch (err) {
       deadlines.clear();
-      throw err;
+      admission.settle(failedSettlement(err));
+      const error = withHeaders(err, admission.headers);
+      void this.options.billing.settle(billed, hold, { ...servedBy, promptTokens: 0, completionTokens: 0, charged: false, status: error.status });
+      throw error;
     }
   }
 
-  private async *frames(stream: ChatStream, includeUsage: boolean, deadlines: CallDeadlines, ctx: ChatCallContext): AsyncGenerator<string> {
+  private async *frames(stream: ChatStream, includeUsage: boolean, deadlines: CallDeadlines, tally: StreamTally, ctx: ChatCallContext): AsyncGenerator<string> {
     try {
       for await (const batch of stream) {
         deadlines.progress();
         let frames = '';
-        for (const piece of batch) if (piece.usageOnly !== true || includeUsage) frames += dataFrame(piece.data);
+        for (const piece of batch) {
+          if (piece.usageOnly === true) {
+            if (includeUsage) frames += dataFrame(piece.data);
+          } else {
+            frames += dataFrame(piece.data);
+            tally.produced += piece.tokens ?? 1;
+          }
+        }
         if (frames !== '') yield frames;
       }
+      tally.completed = true;
+      // Committed before the stream's end reaches the client.
+      await tally.settle();
       yield DONE_FRAME;
     } catch (err) {
       if (ctx.controller.signal.reason instanceof ClientClosedError) return;
+      tally.failed = tally.produced === 0;
       const error = toGatewayError(err);
       if (error.status === 500) this.options.onInternalError(ctx.requestId, err);
+      await tally.settle();
       yield errorFrame(error);
     } finally {
       deadlines.clear();
+      void tally.settle();
     }
   }
+}
+
+function withHeaders(err: unknown, headers: Readonly<Record<string, string>>): GatewayError {
+  const error = toGatewayError(err);
+  Object.assign(error.headers, headers);
+  return error;
+}
+
+/** For an upstream that answered without usage: the prompt's estimate and about four characters a completion token. */
+function estimatedUsage(request: ChatCompletionRequest, completion: ChatCompletion): Usage {
+  let chars = 0;
+  for (const choice of completion.choices) {
+    const content = choice.message.content;
+    if (typeof content === 'string') chars += content.length;
+    for (const call of choice.message.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length;
+  }
+  const prompt = estimateMessagesTokens(request.messages);
+  const output = Math.ceil(chars / 4);
+  return { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output };
+}
+
+interface StreamTallyParts {
+  admission: Admission;
+  billing: Billing;
+  billed: BilledRequest;
+  hold: CreditHold | null;
+  stream: ChatStream;
+  bound: TokenBound;
+  request: ChatCompletionRequest;
+  servedBy: ServedBy;
+}
+
+/**
+ * Counts what a stream delivered, and settles it once: limits and charge. A stream that ran to its
+ * end counts the upstream's usage. One the caller or the upstream cut short, before the upstream's
+ * final usage, counts the completion tokens relayed (one per chunk unless the adapter knows
+ * better, at most the output cap) and, for the prompt, its bound towards the rate limit (nothing
+ * better is known, and a limit must not be undercounted) but its estimate on the bill (a caller is
+ * not charged more than it likely used).
+ */
+class StreamTally {
+  produced = 0;
+  completed = false;
+  /** The upstream failed before producing anything: not charged, and the daily cap gets the request back. */
+  failed = false;
+  private settled: Promise<void> | null = null;
+
+  constructor(private readonly parts: StreamTallyParts) {}
+
+  settle(): Promise<void> {
+    if (this.settled !== null) return this.settled;
+    const { admission, billing, billed, hold, stream, bound, request, servedBy } = this.parts;
+    const usage = stream.usage;
+    const final = this.completed && usage !== null;
+    const completion = final ? usage.completion_tokens : Math.min(bound.output, Math.max(usage?.completion_tokens ?? 0, this.produced));
+    const knownPrompt = final ? usage.prompt_tokens : usage?.prompt_tokens;
+    admission.settle({ tokens: (knownPrompt ?? bound.prompt) + completion, failed: this.failed });
+    this.settled = billing.settle(billed, hold, {
+      ...servedBy,
+      promptTokens: knownPrompt ?? estimateMessagesTokens(request.messages),
+      completionTokens: completion,
+      charged: !this.failed,
+      status: 200,
+    });
+    return this.settled;
+  }
+}
+
+/** Errors where the upstream said no or could not be reached used no tokens; after others (timeouts, a caller gone) the upstream may have worked, so the reservation stands. */
+const NOTHING_USED = new Set<string>(['upstream_error', 'upstream_unavailable', 'upstream_unreachable', 'upstream_auth_failed', 'upstream_rejected_request', 'capability_not_implemented']);
+
+function failedSettlement(err: unknown): { tokens: number | null; failed: boolean } {
+  return { tokens: err instanceof GatewayError && NOTHING_USED.has(err.code) ? 0 : null, failed: true };
+}
+
+function tooManyTokens(bound: TokenBound, limit: number, outputField: string): GatewayError {
+  return new GatewayError(
+    'request_exceeds_token_limit',
+    `This request may use up to ${bound.total} tokens (prompt at most ${bound.prompt} by its size, output at most ${bound.output}), more than this key's limit of ${limit} tokens per minute, so it can never be admitted. Lower ${outputField} or shorten the messages.`,
+    { param: bound.output >= bound.prompt ? outputField : 'messages' },
+  );
 }
 
 /** Rules that need the model: capabilities, the output cap and the context window. */

@@ -18,12 +18,17 @@ export const ERROR_CODES = {
   unsupported_content_type: { status: 400, message: 'The request body must be sent as application/json.' },
   bad_http_request: { status: 400, message: 'The HTTP request could not be parsed.' },
   upstream_rejected_request: { status: 400, message: 'The upstream provider rejected the request as invalid.' },
+  request_exceeds_token_limit: { status: 400, message: "The request may use more tokens than the key's tokens-per-minute limit allows at all." },
 
   // 401: who is calling is unknown.
   missing_api_key: { status: 401, message: 'No API key was sent. Send it as "Authorization: Bearer <key>".' },
   malformed_api_key: { status: 401, message: 'The Authorization header is not of the form "Bearer <key>" with a Tollgate key.' },
   invalid_api_key: { status: 401, message: 'The API key is not known.' },
   api_key_disabled: { status: 401, message: 'The API key has been disabled.' },
+  invalid_admin_token: { status: 401, message: 'The admin token is missing or wrong. Send it as "Authorization: Bearer <server.admin_token>".' },
+
+  // 402
+  insufficient_quota: { status: 402, message: "The account's credit does not cover this request." },
 
   // 403: the caller is known but may not do this.
   model_not_allowed: { status: 403, message: 'This key or its tier may not use this model.' },
@@ -33,9 +38,15 @@ export const ERROR_CODES = {
   // 404
   model_not_found: { status: 404, message: 'The model does not exist. Check the id against GET /v1/models.' },
   route_not_found: { status: 404, message: 'No such route.' },
+  admin_api_disabled: { status: 404, message: 'The admin API is off: the configuration sets no server.admin_token.' },
+  account_not_found: { status: 404, message: 'No account has this id.' },
+  api_key_not_found: { status: 404, message: 'No API key has this id.' },
 
   // 408
   generation_timeout: { status: 408, message: 'The generation exceeded the time budget for this request.' },
+
+  // 409
+  account_already_exists: { status: 409, message: 'An account with this id already exists.' },
 
   // 413
   request_too_large: { status: 413, message: 'The request body is over the size limit.' },
@@ -44,6 +55,12 @@ export const ERROR_CODES = {
   context_length_exceeded: { status: 422, message: "The prompt plus the requested output exceed the model's context window." },
   incompatible_parameters: { status: 422, message: 'The parameters cannot be used together.' },
   model_capability_missing: { status: 422, message: 'The model does not have a capability this request needs.' },
+
+  // 429: one of the four limits of spec section 8 ran out.
+  requests_per_minute_exceeded: { status: 429, message: 'The key has reached its requests-per-minute limit.' },
+  tokens_per_minute_exceeded: { status: 429, message: 'The key has reached its tokens-per-minute limit.' },
+  daily_cap_exceeded: { status: 429, message: 'The key has reached its daily cap for this modality.' },
+  too_many_requests_in_flight: { status: 429, message: 'The key has too many requests in flight.' },
 
   // 500
   internal_error: { status: 500, message: 'An unexpected fault occurred in the gateway.' },
@@ -60,6 +77,7 @@ export const ERROR_CODES = {
 
   // 503
   upstream_unavailable: { status: 503, message: 'The upstream provider is overloaded or rate limiting the gateway.' },
+  rate_limiter_unavailable: { status: 503, message: 'The shared rate-limit store is unreachable and the gateway is configured to refuse requests meanwhile.' },
 
   // 504
   upstream_timeout: { status: 504, message: 'The upstream provider did not answer in time.' },

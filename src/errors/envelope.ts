@@ -25,8 +25,9 @@ export function envelopeJson(err: GatewayError): string {
 /** Headers every error response carries besides X-Request-Id. */
 export function errorHeaders(err: GatewayError): Record<string, string> {
   const headers: Record<string, string> = {
+    ...err.headers,
     'content-type': 'application/json; charset=utf-8',
-    'x-should-retry': err.retryable ? 'true' : 'false',
+    'x-should-retry': err.shouldRetry ? 'true' : 'false',
   };
   if (err.retryAfterSeconds !== undefined) {
     const seconds = Math.max(1, Math.ceil(err.retryAfterSeconds));

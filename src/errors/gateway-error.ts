@@ -10,6 +10,10 @@ export interface GatewayErrorOptions {
   param?: string | null;
   /** Seconds the client should wait; sent as Retry-After (and retry-after-ms). */
   retryAfterSeconds?: number;
+  /** Overrides the status's retryable flag in `x-should-retry` (e.g. a daily cap: no point retrying today). */
+  shouldRetry?: boolean;
+  /** Further response headers, such as the rate-limit headers of a 429. */
+  headers?: Record<string, string>;
   /** The underlying fault, for the log only: never sent to the client. */
   cause?: unknown;
 }
@@ -20,6 +24,9 @@ export class GatewayError extends Error {
   readonly type: ErrorType;
   readonly param: string | null;
   readonly retryAfterSeconds: number | undefined;
+  readonly shouldRetry: boolean;
+  /** Added to as the error travels out, e.g. with the rate-limit headers of the admitted request. */
+  readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, message?: string, options: GatewayErrorOptions = {}) {
     const spec = ERROR_CODES[code];
@@ -30,9 +37,7 @@ export class GatewayError extends Error {
     this.type = STATUS_TABLE[spec.status].type;
     this.param = options.param ?? null;
     this.retryAfterSeconds = options.retryAfterSeconds;
-  }
-
-  get retryable(): boolean {
-    return STATUS_TABLE[this.status].retryable;
+    this.shouldRetry = options.shouldRetry ?? STATUS_TABLE[spec.status].retryable;
+    this.headers = options.headers ?? {};
   }
 }

@@ -19,6 +19,8 @@ declare module 'fastify' {
     sdk: SdkName;
     /** Created on first write, so that requests with nothing to add cost nothing. */
     audit: RequestAudit | null;
+    /** Size of the JSON body in bytes (0 without one). */
+    bodyBytes: number;
   }
 }
 

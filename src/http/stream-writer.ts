@@ -3,16 +3,30 @@
  * wait for it to drain (or for the client to go away) instead of buffering without bound.
  */
 import type { ServerResponse } from 'node:http';
+import type { CancelSignal } from '../util/cancellation.js';
 
-function drained(res: ServerResponse): Promise<void> {
+/** How long a cancelled stream's last frames may wait for a client that is slow to read them. */
+const FLUSH_GRACE_MS = 1_000;
+
+/**
+ * Waits for the socket to take more or for the client to go away, and also stops waiting when the
+ * request is cancelled (a deadline passed; once cancelled, for at most FLUSH_GRACE_MS): a client
+ * that stops reading must not hold the request, and its in-flight slot, past its deadlines.
+ */
+function drained(res: ServerResponse, signal: CancelSignal): Promise<void> {
   return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
     const done = (): void => {
       res.off('drain', done);
       res.off('close', done);
+      signal.removeListener('abort', done);
+      clearTimeout(timer);
       resolve();
     };
     res.on('drain', done);
     res.on('close', done);
+    if (signal.aborted) timer = setTimeout(done, FLUSH_GRACE_MS);
+    else signal.once('abort', done);
   });
 }
 
@@ -28,7 +42,7 @@ export const SSE_HEADERS = {
  * in the same tick (one upstream read holds many events) are corked into one socket write
  * instead of one write each.
  */
-export async function writeFrames(res: ServerResponse, frames: AsyncIterable<string>): Promise<boolean> {
+export async function writeFrames(res: ServerResponse, frames: AsyncIterable<string>, signal: CancelSignal): Promise<boolean> {
   let corked = false;
   const uncork = (): void => {
     corked = false;
@@ -41,7 +55,14 @@ export async function writeFrames(res: ServerResponse, frames: AsyncIterable<str
       res.cork();
       process.nextTick(uncork);
     }
-    if (!res.write(frame)) await drained(res);
+    if (!res.write(frame)) {
+      await drained(res, signal);
+      if (signal.aborted && res.writableNeedDrain) {
+        // Cancelled, and the client is not reading: nothing more can reach it.
+        res.destroy();
+        return false;
+      }
+    }
   }
   if (res.destroyed) return false;
   res.end();

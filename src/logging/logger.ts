@@ -6,15 +6,17 @@ import { pino, type Logger } from 'pino';
 
 export type { Logger };
 
-export function createLogger(level: string): Logger {
-  return pino({
+/** The process logger (JSON lines on standard output unless `destination` is given). */
+export function createLogger(level: string, destination?: NodeJS.WritableStream): Logger {
+  const options = {
     level,
     base: { service: 'tollgate' },
     redact: {
       paths: ['authorization', '*.authorization', 'headers.authorization', '*.headers.authorization', 'api_key', '*.api_key', 'key', '*.key', 'admin_token', '*.admin_token'],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination === undefined ? pino(options) : pino(options, destination);
 }
 
 /** One request as the access log records it. Strings the caller chose are escaped when written. */

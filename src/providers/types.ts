@@ -14,7 +14,7 @@ export interface ChatCall {
   /** Aborted when the caller goes away or a deadline passes: stop all upstream work at once. */
   readonly signal: CancelSignal;
   readonly requestId: string;
-  /** Output cap to use when the caller gave none and the provider requires one. */
+  /** Output cap to send when the caller gave none: the model's `max_output_tokens`. */
   readonly defaultMaxTokens: number;
 }
 
@@ -30,6 +30,8 @@ export interface StreamPiece {
   readonly data: string;
   /** The usage-only final chunk; relayed only if the caller asked for `stream_options.include_usage`. */
   readonly usageOnly?: boolean;
+  /** Completion tokens the chunk carries, when the adapter knows better than the default of one per chunk. */
+  readonly tokens?: number;
 }
 
 /**

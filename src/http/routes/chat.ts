@@ -20,27 +20,29 @@ export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logg
     const model = (request.body as { model?: unknown } | null)?.model;
     const audit = auditOf(request);
     if (typeof model === 'string') audit.model = model;
-    const outcome = await chat.complete(request.body, { requestId: request.id, principal: request.principal as Principal, controller });
+    const outcome = await chat.complete(request.body, { requestId: request.id, principal: request.principal as Principal, controller, bodyBytes: request.bodyBytes });
     audit.provider = outcome.servedBy.provider;
     audit.upstreamModel = outcome.servedBy.upstreamModel;
 
     if (outcome.kind === 'json') {
       audit.promptTokens = outcome.usage?.prompt_tokens;
       audit.completionTokens = outcome.usage?.completion_tokens;
-      reply.header('x-request-id', request.id).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
+      reply.headers(outcome.headers).header('x-request-id', request.id).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
       accessLog(reply, 200);
       return reply;
     }
 
     // From here Fastify no longer manages the reply; every outcome is written by hand.
     reply.hijack();
-    res.writeHead(200, { ...SSE_HEADERS, 'x-request-id': request.id });
     let completed = false;
     try {
-      completed = await writeFrames(res, outcome.frames);
+      res.writeHead(200, { ...SSE_HEADERS, ...outcome.headers, 'x-request-id': request.id });
+      completed = await writeFrames(res, outcome.frames, controller.signal);
     } catch (err) {
       logger.error({ err, request_id: request.id }, 'stream relay failed');
       res.destroy();
+    } finally {
+      outcome.finish();
     }
     const usage = outcome.usage();
     audit.promptTokens = usage?.prompt_tokens;

@@ -3,28 +3,32 @@ import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../../errors/index.js';
 import { assertModelAllowed, modelAllowed } from '../../auth/authenticator.js';
 import { modelRecord, type ModelCatalog } from '../../catalog/model-catalog.js';
+import type { ModelLimits } from '../../core/model-limits.js';
 import type { Principal } from '../../auth/principal.js';
 import type { AccessLog } from '../access-log.js';
 
-export function modelRoutes(app: FastifyInstance, catalog: ModelCatalog, accessLog: AccessLog): void {
-  app.get('/models', { config: { endpoint: 'models' } }, (request, reply) => {
+export function modelRoutes(app: FastifyInstance, catalog: ModelCatalog, limits: ModelLimits, accessLog: AccessLog): void {
+  app.get('/models', { config: { endpoint: 'models' } }, async (request, reply) => {
     const principal = request.principal as Principal;
     const data = [];
     for (const model of catalog.all()) if (modelAllowed(principal, model.id)) data.push(modelRecord(model));
-    reply.header('x-request-id', request.id).send({ object: 'list', data });
+    const view = await limits.tierView(principal);
+    reply.headers(view.headers).header('x-request-id', request.id).send({ object: 'list', data });
     accessLog(reply, 200);
     return reply;
   });
 
   // A wildcard, not `:model`, because model ids may contain slashes ("meta-llama/Llama-3.1-8B").
-  app.get('/models/*', { config: { endpoint: 'models' } }, (request, reply) => {
+  app.get('/models/*', { config: { endpoint: 'models' } }, async (request, reply) => {
     const id = decodeURIComponent((request.params as { '*': string })['*']);
     const model = catalog.get(id);
     if (model === undefined) {
       throw new GatewayError('model_not_found', `The model "${id}" does not exist. Check the id against GET /v1/models.`, { param: 'model' });
     }
-    assertModelAllowed(request.principal as Principal, model.id);
-    reply.header('x-request-id', request.id).send(modelRecord(model));
+    const principal = request.principal as Principal;
+    assertModelAllowed(principal, model.id);
+    const view = await limits.view(principal, model);
+    reply.headers(view.headers).header('x-request-id', request.id).send({ ...modelRecord(model), limits: view.snapshot });
     accessLog(reply, 200);
     return reply;
   });

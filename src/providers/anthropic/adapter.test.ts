@@ -24,6 +24,7 @@ function provider(overrides: Partial<ProviderConfig> = {}): ProviderConfig {
     headers: { 'X-Team': 'gateway' },
     max_connections: 4,
     anthropic_version: '2023-06-01',
+    output_cap_field: 'max_completion_tokens',
     ...overrides,
   };
 }

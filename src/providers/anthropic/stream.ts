@@ -113,12 +113,12 @@ export class StreamTranslator {
     if (typeof data.index !== 'number' || !isRecord(delta)) throw malformed('content_block_delta has no index or delta');
     if (delta.type === 'text_delta') {
       if (typeof delta.text !== 'string') throw malformed('a text_delta has no text');
-      return delta.text === '' ? [] : [this.piece({ content: delta.text })];
+      return delta.text === '' ? [] : [this.piece({ content: delta.text }, null, textTokens(delta.text))];
     }
     if (delta.type === 'input_json_delta') {
       const toolIndex = this.toolIndexByBlock.get(data.index);
       if (toolIndex === undefined || typeof delta.partial_json !== 'string') throw malformed('an input_json_delta does not belong to a tool_use block');
-      return delta.partial_json === '' ? [] : [this.piece({ tool_calls: [{ index: toolIndex, function: { arguments: delta.partial_json } }] })];
+      return delta.partial_json === '' ? [] : [this.piece({ tool_calls: [{ index: toolIndex, function: { arguments: delta.partial_json } }] }, null, textTokens(delta.partial_json))];
     }
     // thinking, signature and citation deltas have no OpenAI counterpart.
     return [];
@@ -145,9 +145,9 @@ export class StreamTranslator {
     return { id: this.id ?? '', object: 'chat.completion.chunk', created: this.ctx.created, model: this.model ?? this.ctx.upstreamModel };
   }
 
-  private piece(delta: Delta, finishReason: FinishReason | null = null): StreamPiece {
+  private piece(delta: Delta, finishReason: FinishReason | null = null, tokens = 0): StreamPiece {
     const chunk: ChatCompletionChunk = { ...this.envelope(), choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] };
-    return { data: JSON.stringify(chunk) };
+    return { data: JSON.stringify(chunk), tokens };
   }
 }
 
@@ -184,4 +184,14 @@ export async function* translateStream(batches: AsyncIterable<readonly StreamEve
   if (!translator.finished) {
     throw new GatewayError('upstream_stream_truncated', 'The upstream provider ended the stream before message_stop.');
   }
+}
+
+/**
+ * Anthropic deltas carry several tokens each. About four characters a token for ASCII text, and
+ * one a character beyond it (CJK and other scripts take about one token each or more), at least one.
+ */
+function textTokens(text: string): number {
+  let ascii = 0;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) < 128) ascii++;
+  return Math.max(1, Math.ceil(ascii / 4) + (text.length - ascii));
 }

@@ -24,6 +24,7 @@ function providerConfig(baseUrl: string, overrides: Partial<ProviderConfig> = {}
     headers: {},
     max_connections: 4,
     anthropic_version: '2023-06-01',
+    output_cap_field: 'max_completion_tokens',
     ...overrides,
   };
 }
@@ -156,6 +157,21 @@ describe('OpenAI adapter: non-streaming', () => {
       [1, 'Hello! How can ', 'length'],
     ]);
     expect(result.usage?.completion_tokens).toBe(6);
+  });
+
+  it("sends the model's output cap when the caller gives none, in the configured field", async () => {
+    await adapter.chat(chatCall());
+    expect(fake.requests[0]?.body.max_completion_tokens).toBe(chatCall().defaultMaxTokens);
+    expect(fake.requests[0]?.body.max_tokens).toBeUndefined();
+    const legacy = createOpenAIAdapter(providerConfig(fake.url, { output_cap_field: 'max_tokens' }), { connectTimeoutMs: 1000 });
+    try {
+      const stream = await legacy.chatStream(chatCall({ stream: true }));
+      for await (const batch of stream) void batch;
+      expect(fake.requests[1]?.body.max_tokens).toBe(chatCall().defaultMaxTokens);
+      expect(fake.requests[1]?.body.max_completion_tokens).toBeUndefined();
+    } finally {
+      await legacy.close();
+    }
   });
 
   it('returns tool calls', async () => {

@@ -41,7 +41,7 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
     implements: () => true,
 
     async chat(call: ChatCall): Promise<ChatResult> {
-      const res = await send(chatBody(call), call.signal);
+      const res = await send(chatBody(call, provider.output_cap_field), call.signal);
       const text = await readBodyText(res, call.signal);
       let parsed: unknown;
       try {
@@ -58,7 +58,7 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
     },
 
     async chatStream(call: ChatCall): Promise<ChatStream> {
-      const res = await send(streamBody(call), call.signal);
+      const res = await send(streamBody(call, provider.output_cap_field), call.signal);
       const type = headerValue(res.headers, 'content-type');
       if (type === undefined || !isEventStream(type)) {
         discardBody(res);

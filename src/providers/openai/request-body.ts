@@ -5,16 +5,29 @@
  */
 import type { ChatCall } from '../types.js';
 
-export function chatBody(call: ChatCall): string {
+/** Which field carries the output cap: OpenAI's current one, or the older one some servers still need. */
+export type OutputCapField = 'max_completion_tokens' | 'max_tokens';
+
+/**
+ * The model's output cap when the caller gave none: token reservations and worst-case costs count
+ * on it, so the upstream must not produce more.
+ */
+function withOutputCap(call: ChatCall, capField: OutputCapField): ChatCall['request'] {
   const request = call.request;
+  if (request.max_tokens != null || request.max_completion_tokens != null) return request;
+  return { ...request, [capField]: call.defaultMaxTokens };
+}
+
+export function chatBody(call: ChatCall, capField: OutputCapField): string {
+  const request = withOutputCap(call, capField);
   // The pipeline only sends non-streaming requests here; should one still carry `stream`, an
   // event stream back would be unreadable as a completion, so ask for JSON.
   if (request.stream) return JSON.stringify({ ...request, model: call.upstreamModel, stream: false, stream_options: undefined });
   return JSON.stringify({ ...request, model: call.upstreamModel });
 }
 
-export function streamBody(call: ChatCall): string {
-  const request = call.request;
+export function streamBody(call: ChatCall, capField: OutputCapField): string {
+  const request = withOutputCap(call, capField);
   const options = request.stream_options;
   // Usage is needed for accounting whether or not the caller asked for it; the caller's other
   // stream options are kept.
