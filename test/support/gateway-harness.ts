@@ -7,6 +7,7 @@ import { validateConfig } from '../../src/config/validate.js';
 import type { Config } from '../../src/config/schema.js';
 import { createGateway, type Gateway } from '../../src/app/gateway.js';
 import { createLogger } from '../../src/logging/logger.js';
+import { REDIS_URL } from './redis.js';
 
 export interface HarnessKey {
   account: string;
@@ -31,6 +32,16 @@ export interface HarnessOptions {
   keys?: Record<string, { account?: string; status?: 'active' | 'disabled'; scope?: HarnessKey['scope'] }>;
   /** Accounts to create (id → tier); default one account "acct" on tier "standard". */
   accounts?: Record<string, string>;
+  /** Key strings to use instead of generating them, by name: several gateways sharing keys. */
+  presetKeys?: Record<string, string>;
+  /** Rate limits in this process's memory (default) or in the machine's Redis under a prefix of its own. */
+  limits?: 'memory' | { redisUrl?: string; keyPrefix: string; onUnavailable?: 'local' | 'reject' };
+  /** The memory limiter's clock, for tests that travel in time. */
+  clock?: () => number;
+  /** Opening credits of every account (default 100). */
+  credits?: number;
+  /** Log lines of the gateway's logger, when a test reads them. */
+  logStream?: NodeJS.WritableStream;
 }
 
 export const MOCK_MODEL = {
@@ -45,9 +56,9 @@ export async function startGateway(options: HarnessOptions = {}): Promise<Runnin
   const accounts = options.accounts ?? { acct: 'standard' };
   const keySpecs = options.keys ?? { main: {} };
   const keys: Record<string, string> = {};
-  const accountEntries = Object.entries(accounts).map(([id, tier]) => ({ id, tier, credits: 100, keys: [] as Array<Record<string, unknown>> }));
+  const accountEntries = Object.entries(accounts).map(([id, tier]) => ({ id, tier, credits: options.credits ?? 100, keys: [] as Array<Record<string, unknown>> }));
   for (const [name, spec] of Object.entries(keySpecs)) {
-    const { key } = generateApiKey();
+    const key = options.presetKeys?.[name] ?? generateApiKey().key;
     keys[name] = key;
     const owner = accountEntries.find((a) => a.id === (spec.account ?? accountEntries[0]?.id));
     if (!owner) throw new Error(`harness: key ${name} names an unknown account`);
@@ -59,11 +70,13 @@ export async function startGateway(options: HarnessOptions = {}): Promise<Runnin
     providers: [{ id: 'mock', kind: 'mock' }],
     models: [MOCK_MODEL],
     tiers: { standard: { models: ['*'], endpoints: ['*'] } },
+    ...limitsConfig(options.limits),
     ...options.config,
     accounts: accountEntries,
   };
   const config: Config = validateConfig(structuredClone(raw), 'test configuration');
-  const gateway = await createGateway(config, createLogger('silent'));
+  const logger = options.logStream ? createLogger('info', options.logStream) : createLogger('silent');
+  const gateway = await createGateway(config, logger, options.clock ? { clock: options.clock } : {});
   const address = await gateway.listen(0, '127.0.0.1');
   return {
     url: address.url,
@@ -71,6 +84,14 @@ export async function startGateway(options: HarnessOptions = {}): Promise<Runnin
     gateway,
     keys,
     close: () => gateway.close(),
+  };
+}
+
+function limitsConfig(limits: HarnessOptions['limits']): Record<string, unknown> {
+  if (limits === undefined || limits === 'memory') return {};
+  return {
+    limits: { backend: 'redis', on_redis_unavailable: limits.onUnavailable ?? 'local' },
+    redis: { url: limits.redisUrl ?? REDIS_URL, key_prefix: limits.keyPrefix },
   };
 }
 
