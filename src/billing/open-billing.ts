@@ -25,7 +25,7 @@ export interface OpenedBilling {
 export function openBilling(config: Config, store: Store, logger: Logger): OpenedBilling {
   const credits: CreditGate = config.storage.url.startsWith('sqlite://')
     ? new MemoryCreditGate(store)
-    : new StoreCreditGate(store, config.generation.budget_ms + RESERVATION_MARGIN_MS, logger);
+    : new StoreCreditGate(store, longestBudgetMs(config) + RESERVATION_MARGIN_MS, logger);
   const writer = new SettlementWriter(store, logger);
   return {
     billing: new Billing(credits, writer),
@@ -36,4 +36,9 @@ export function openBilling(config: Config, store: Store, logger: Logger): Opene
       await credits.close();
     },
   };
+}
+
+/** The longest a request may run: the default budget or a model's own, whichever is longer. */
+function longestBudgetMs(config: Config): number {
+  return Math.max(config.generation.budget_ms, ...config.models.map((m) => m.budget_ms ?? 0));
 }

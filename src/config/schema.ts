@@ -25,6 +25,9 @@ export const MockOptionsSchema = Type.Object(
     crash: Type.Boolean({ default: false, description: 'simulates a bug in an adapter: throws a plain Error (the gateway answers 500)' }),
     break_after_chunks: Type.Optional(Type.Integer({ minimum: 0 })),
     error_after_chunks: Type.Optional(Type.Integer({ minimum: 0 })),
+    faulty_requests: Type.Optional(
+      Type.Integer({ minimum: 1, description: 'the faults above apply to this many requests only, then the mock answers normally (a provider that recovers)' }),
+    ),
     missing_capabilities: Type.Array(Type.Union(CAPABILITIES.map((c) => Type.Literal(c))), { default: [] }),
     reply: Type.Optional(Type.String()),
   },
@@ -57,7 +60,44 @@ export const PriceSchema = Type.Object(
   { additionalProperties: false, default: {} },
 );
 
-export const RouteSchema = Type.Object({ provider: Id, model: Type.String({ minLength: 1 }) }, { additionalProperties: false });
+export const RouteSchema = Type.Object(
+  {
+    provider: Id,
+    model: Type.String({ minLength: 1 }),
+    priority: Type.Integer({ minimum: 0, default: 1, description: 'routes with the lowest number are tried first; higher numbers are fallbacks' }),
+    weight: Type.Number({ exclusiveMinimum: 0, default: 1, description: 'share of traffic among routes of the same priority (weighted strategy)' }),
+  },
+  { additionalProperties: false },
+);
+
+export const STRATEGIES = ['weighted', 'priority', 'least_latency', 'fewest_in_flight'] as const;
+const Strategy = Type.Union(STRATEGIES.map((s) => Type.Literal(s)));
+
+/** A model may set its own strategy and attempts; what it leaves out comes from `routing`. */
+export const ModelRoutingSchema = Type.Object(
+  { strategy: Type.Optional(Strategy), max_attempts: Type.Optional(Type.Integer({ minimum: 1, maximum: 10 })) },
+  { additionalProperties: false },
+);
+
+export const RoutingSchema = Type.Object(
+  {
+    strategy: Type.Union(STRATEGIES.map((s) => Type.Literal(s)), { default: 'weighted' }),
+    max_attempts: Type.Integer({ minimum: 1, maximum: 10, default: 3 }),
+    avoid_failed_route_ms: Type.Integer({ minimum: 0, default: 60_000, description: 'how long a route that just failed a caller is tried last for that caller and model' }),
+    circuit_breaker: Type.Object(
+      {
+        consecutive_failures: Type.Integer({ minimum: 1, default: 5 }),
+        failure_rate: Type.Number({ exclusiveMinimum: 0, maximum: 1, default: 0.5 }),
+        min_requests: Type.Integer({ minimum: 1, default: 20 }),
+        window_ms: Millis(30_000),
+        cooldown_ms: Millis(30_000),
+        max_retry_after_ms: Millis(300_000),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+  },
+  { additionalProperties: false, default: {} },
+);
 
 export const ModelSchema = Type.Object(
   {
@@ -70,6 +110,8 @@ export const ModelSchema = Type.Object(
     tokens_per_image: Type.Integer({ minimum: 0, default: 2_500, description: 'the most prompt tokens one image sent by URL can count, for token reservations' }),
     price: PriceSchema,
     routes: Type.Array(RouteSchema, { minItems: 1 }),
+    routing: Type.Optional(ModelRoutingSchema),
+    budget_ms: Type.Optional(Type.Integer({ minimum: 1, description: "this model's generation time budget, instead of generation.budget_ms" })),
   },
   { additionalProperties: false },
 );
@@ -144,6 +186,9 @@ export const ConfigSchema = Type.Object(
         port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
         body_limit: Type.Optional(Size),
         admin_token: Type.Optional(Type.String({ minLength: 16 })),
+        max_in_flight: Type.Integer({ minimum: 1, default: 10_000, description: 'requests handled by this process at once; more are answered 503 gateway_overloaded' }),
+        max_event_loop_delay_ms: Millis(1_000),
+        shutdown_timeout_ms: Millis(30_000),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -177,6 +222,8 @@ export const ConfigSchema = Type.Object(
       ),
     ),
     generation: Type.Object({ budget_ms: Millis(600_000) }, { additionalProperties: false, default: {} }),
+    routing: RoutingSchema,
+    metrics: Type.Object({ enabled: Type.Boolean({ default: true }) }, { additionalProperties: false, default: {} }),
     log: Type.Object(
       {
         level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
@@ -203,3 +250,6 @@ export type AccountConfig = Static<typeof AccountSchema>;
 export type KeyConfig = Static<typeof KeySchema>;
 export type ScopeConfig = Static<typeof ScopeSchema>;
 export type PriceConfig = Static<typeof PriceSchema>;
+export type RouteConfig = Static<typeof RouteSchema>;
+export type RoutingConfig = Static<typeof RoutingSchema>;
+export type Strategy = (typeof STRATEGIES)[number];

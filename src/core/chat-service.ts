@@ -15,10 +15,11 @@ import type { LimitPlans } from '../limits/plan.js';
 import type { Admission, RateLimiter } from '../limits/types.js';
 import type { Billing, BilledRequest } from '../billing/billing.js';
 import type { CreditHold } from '../billing/types.js';
-import type { Router } from '../routing/router.js';
-import type { ChatStream } from '../providers/types.js';
+import type { Router, RouteTarget } from '../routing/router.js';
+import { isRouteFault, noteRouteFault } from '../routing/failover.js';
+import type { ChatStream, StreamPiece } from '../providers/types.js';
 import { validateChatRequest } from '../validation/chat-request.js';
-import { CallDeadlines, type DeadlineSettings } from './deadlines.js';
+import { AttemptCancellation, CallDeadlines, type DeadlineSettings } from './deadlines.js';
 import { requiredCapabilities, type Requirement } from './required-capabilities.js';
 import { DONE_FRAME, dataFrame, errorFrame } from './sse-frames.js';
 import { ClientClosedError } from './client-closed.js';
@@ -31,6 +32,10 @@ export interface ChatCallContext {
   controller: Cancellation;
   /** Size of the request body in bytes: the prompt's token bound for rate limiting. */
   bodyBytes: number;
+  /** A lower generation budget the caller asked for (X-Generation-Budget-Ms), if any. */
+  budgetMs?: number;
+  /** Set by the service: the route of the latest attempt, also when the request fails. */
+  lastRoute?: ServedBy;
 }
 
 export interface ServedBy {
@@ -39,13 +44,17 @@ export interface ServedBy {
 }
 
 export type ChatOutcome =
-  | { kind: 'json'; body: string; usage: Usage | null; servedBy: ServedBy; headers: Readonly<Record<string, string>> }
+  | { kind: 'json'; body: string; usage: Usage | null; servedBy: ServedBy; headers: Readonly<Record<string, string>>; upstreamMs: number }
   | {
       kind: 'stream';
       frames: AsyncIterable<string>;
       usage: () => Usage | null;
       servedBy: ServedBy;
       headers: Readonly<Record<string, string>>;
+      /** Time to the upstream's first chunk. */
+      upstreamMs: number;
+      /** Time to the upstream's response headers. */
+      upstreamHeadersMs: number;
       /** Ends the request's accounting if the frames were never read to the end; safe to call twice. */
       finish: () => void;
     };
@@ -74,13 +83,15 @@ export class ChatService {
     assertModelAllowed(principal, model.id);
     const needs = requiredCapabilities(request);
     checkAgainstModel(request, model, needs);
-    const route = this.options.router.pick(model, needs);
+    const routes = this.options.router.plan(model, needs, principal.key.id);
+    // Taken before the limits: when no route can serve the model now, the 503 costs the caller nothing.
+    let route = routes.next();
+    if (route === null) throw routes.unavailable();
 
     const plan = this.options.plans.planFor(principal.tier.name, model.id, 'chat');
     const bound = chatTokenBound(request, ctx.bodyBytes, model.tokenFacts);
-    if (plan.tokensPerMinute !== null && bound.total > plan.tokensPerMinute.limit) throw tooManyTokens(bound, plan.tokensPerMinute.limit, request.max_tokens != null ? 'max_tokens' : 'max_completion_tokens');
-    const admission = await this.options.limiter.admit({ keyId: principal.key.id, requestId: ctx.requestId, plan, tokens: plan.tokensPerMinute === null ? 0 : bound.total });
-
+    let admission: Admission;
+    let hold: CreditHold | null;
     const billed: BilledRequest = {
       requestId: ctx.requestId,
       accountId: principal.account.id,
@@ -90,60 +101,116 @@ export class ChatService {
       price: model.config.price,
       startedAt: Date.now(),
     };
-    let hold: CreditHold | null;
+    try {
+      if (plan.tokensPerMinute !== null && bound.total > plan.tokensPerMinute.limit) throw tooManyTokens(bound, plan.tokensPerMinute.limit, request.max_tokens != null ? 'max_tokens' : 'max_completion_tokens');
+      admission = await this.options.limiter.admit({ keyId: principal.key.id, requestId: ctx.requestId, plan, tokens: plan.tokensPerMinute === null ? 0 : bound.total });
+    } catch (err) {
+      route.health.release();
+      throw err;
+    }
     try {
       hold = await this.options.billing.hold(billed, bound.prompt, bound.output);
     } catch (err) {
+      route.health.release();
       admission.settle({ tokens: 0, failed: true });
       throw withHeaders(err, admission.headers);
     }
 
-    const servedBy = { provider: route.adapter.id, upstreamModel: route.upstreamModel };
-    const deadlines = new CallDeadlines(ctx.controller, this.options.deadlines);
-    const call = {
-      request,
-      upstreamModel: route.upstreamModel,
-      signal: ctx.controller.signal,
-      requestId: ctx.requestId,
-      defaultMaxTokens: model.config.max_output_tokens,
-    };
-    try {
-      if (request.stream === true) {
-        const stream = await route.adapter.chatStream(call);
-        deadlines.streamStarted();
-        const includeUsage = request.stream_options?.include_usage === true;
-        const tally = new StreamTally({ admission, billing: this.options.billing, billed, hold, stream, bound, request, servedBy });
-        return {
-          kind: 'stream',
-          frames: this.frames(stream, includeUsage, deadlines, tally, ctx),
-          usage: () => stream.usage,
-          servedBy,
-          headers: admission.headers,
-          finish: () => void tally.settle(),
-        };
+    const budgetMs = Math.min(model.config.budget_ms ?? this.options.deadlines.budgetMs, ctx.budgetMs ?? Infinity);
+    const deadlines = new CallDeadlines(ctx.controller, this.options.deadlines, budgetMs);
+    const stream = request.stream === true;
+    for (;;) {
+      const attempt = new AttemptCancellation(ctx.controller);
+      deadlines.startAttempt(attempt);
+      const servedBy = { provider: route.provider, upstreamModel: route.upstreamModel };
+      ctx.lastRoute = servedBy;
+      const call = { request, upstreamModel: route.upstreamModel, signal: attempt.signal, requestId: ctx.requestId, defaultMaxTokens: model.config.max_output_tokens };
+      const started = performance.now();
+      try {
+        if (stream) {
+          const upstream = await route.adapter.chatStream(call);
+          const headersMs = performance.now() - started;
+          const iterator = upstream[Symbol.asyncIterator]();
+          // Read ahead to the first chunk: until it arrives nothing has reached the caller, so a
+          // failure can still move to another route.
+          const first = await iterator.next();
+          const upstreamMs = performance.now() - started;
+          route.health.succeeded(upstreamMs);
+          routes.forget();
+          deadlines.streamStarted();
+          const includeUsage = request.stream_options?.include_usage === true;
+          const finished = route;
+          const tally = new StreamTally({
+            admission, billing: this.options.billing, billed, hold, stream: upstream, bound, request, servedBy,
+            release: () => {
+              deadlines.clear();
+              attempt.detach();
+              finished.health.release();
+            },
+          });
+          return {
+            kind: 'stream',
+            frames: this.frames(iterator, first, includeUsage, deadlines, tally, ctx, route),
+            usage: () => upstream.usage,
+            servedBy,
+            headers: admission.headers,
+            upstreamMs,
+            upstreamHeadersMs: headersMs,
+            finish: () => void tally.settle(),
+          };
+        }
+        const result = await route.adapter.chat(call);
+        const upstreamMs = performance.now() - started;
+        deadlines.clear();
+        attempt.detach();
+        route.health.succeeded(upstreamMs);
+        route.health.release();
+        routes.forget();
+        const usage = result.usage ?? estimatedUsage(request, result.completion);
+        admission.settle({ tokens: usage.prompt_tokens + usage.completion_tokens, failed: false });
+        // The charge is committed before the answer goes out: a client that has it was charged.
+        await this.options.billing.settle(billed, hold, { ...servedBy, promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, charged: true, status: 200 });
+        return { kind: 'json', body: result.rawJson ?? JSON.stringify(result.completion), usage: result.usage, servedBy, headers: admission.headers, upstreamMs };
+      } catch (err) {
+        attempt.detach();
+        // Whatever the attempt left running upstream (a stream that failed before its first chunk) stops now.
+        attempt.abort(err);
+        route.health.release();
+        const error = toGatewayError(err);
+        const callerGone = ctx.controller.aborted;
+        if (!callerGone) noteRouteFault(route.health, error);
+        if (!callerGone && isRouteFault(error)) {
+          routes.failed.push(route);
+          const next = routes.next();
+          if (next !== null) {
+            route = next;
+            continue;
+          }
+        }
+        deadlines.clear();
+        if (error.status === 502 || error.status === 503 || error.status === 504) routes.remember();
+        admission.settle(failedSettlement(error));
+        const answered = withHeaders(error, admission.headers);
+        void this.options.billing.settle(billed, hold, { ...servedBy, promptTokens: 0, completionTokens: 0, charged: false, status: answered.status });
+        throw answered;
       }
-      const result = await route.adapter.chat(call);
-      deadlines.clear();
-      const usage = result.usage ?? estimatedUsage(request, result.completion);
-      admission.settle({ tokens: usage.prompt_tokens + usage.completion_tokens, failed: false });
-      // The charge is committed before the answer goes out: a client that has it was charged.
-      await this.options.billing.settle(billed, hold, { ...servedBy, promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, charged: true, status: 200 });
-      return { kind: 'json', body: result.rawJson ?? JSON.stringify(result.completion), usage: result.usage, servedBy, headers: admission.headers };
-    } catch (err) {
-      deadlines.clear();
-      admission.settle(failedSettlement(err));
-      const error = withHeaders(err, admission.headers);
-      void this.options.billing.settle(billed, hold, { ...servedBy, promptTokens: 0, completionTokens: 0, charged: false, status: error.status });
-      throw error;
     }
   }
 
-  private async *frames(stream: ChatStream, includeUsage: boolean, deadlines: CallDeadlines, tally: StreamTally, ctx: ChatCallContext): AsyncGenerator<string> {
+  private async *frames(
+    iterator: AsyncIterator<readonly StreamPiece[]>,
+    first: IteratorResult<readonly StreamPiece[]>,
+    includeUsage: boolean,
+    deadlines: CallDeadlines,
+    tally: StreamTally,
+    ctx: ChatCallContext,
+    route: RouteTarget,
+  ): AsyncGenerator<string> {
     try {
-      for await (const batch of stream) {
+      for (let next = first; next.done !== true; next = await iterator.next()) {
         deadlines.progress();
         let frames = '';
-        for (const piece of batch) {
+        for (const piece of next.value) {
           if (piece.usageOnly === true) {
             if (includeUsage) frames += dataFrame(piece.data);
           } else {
@@ -161,11 +228,11 @@ export class ChatService {
       if (ctx.controller.signal.reason instanceof ClientClosedError) return;
       tally.failed = tally.produced === 0;
       const error = toGatewayError(err);
+      if (!ctx.controller.aborted) noteRouteFault(route.health, error);
       if (error.status === 500) this.options.onInternalError(ctx.requestId, err);
       await tally.settle();
       yield errorFrame(error);
     } finally {
-      deadlines.clear();
       void tally.settle();
     }
   }
@@ -199,6 +266,8 @@ interface StreamTallyParts {
   bound: TokenBound;
   request: ChatCompletionRequest;
   servedBy: ServedBy;
+  /** Ends the attempt: its timers, its tie to the request, the route's in-flight count. */
+  release: () => void;
 }
 
 /**
@@ -220,7 +289,8 @@ class StreamTally {
 
   settle(): Promise<void> {
     if (this.settled !== null) return this.settled;
-    const { admission, billing, billed, hold, stream, bound, request, servedBy } = this.parts;
+    const { admission, billing, billed, hold, stream, bound, request, servedBy, release } = this.parts;
+    release();
     const usage = stream.usage;
     const final = this.completed && usage !== null;
     const completion = final ? usage.completion_tokens : Math.min(bound.output, Math.max(usage?.completion_tokens ?? 0, this.produced));

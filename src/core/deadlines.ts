@@ -1,11 +1,11 @@
 /**
- * The deadlines of one upstream call, all enforced by cancelling the request's one Cancellation
- * with the error to answer: the generation budget (408, from the start of the request) and the
- * upstream timeout (504: first until the upstream answers, then between stream chunks).
- * Adapters only have to honour the signal.
+ * The deadlines of one request, enforced by cancelling: the generation budget (408) cancels the
+ * whole request, from its start; the upstream timeout (504) cancels only the current attempt, so
+ * that the request can move to another route: first until the upstream answers, then between
+ * stream chunks. Adapters only have to honour their attempt's signal.
  */
 import { GatewayError } from '../errors/index.js';
-import type { Cancellation } from '../util/cancellation.js';
+import { Cancellation } from '../util/cancellation.js';
 
 export interface DeadlineSettings {
   budgetMs: number;
@@ -13,34 +13,64 @@ export interface DeadlineSettings {
   idleTimeoutMs: number;
 }
 
+/** One attempt's cancellation, tied to the request's: a caller that leaves or a budget that ends also ends the attempt. */
+export class AttemptCancellation extends Cancellation {
+  private readonly onRequestAbort = (): void => this.abort(this.request.reason);
+
+  constructor(private readonly request: Cancellation) {
+    super();
+    if (request.aborted) this.abort(request.reason);
+    else request.once('abort', this.onRequestAbort);
+  }
+
+  /** The attempt is over: the request's cancellation no longer needs to reach it. */
+  detach(): void {
+    this.request.removeListener('abort', this.onRequestAbort);
+  }
+}
+
 export class CallDeadlines {
   private readonly startedAt = performance.now();
   /** Until the upstream answers: one timer for whichever of the two deadlines comes first. */
-  private timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout | undefined;
   /** While streaming: the budget, beside the idle timer that each chunk refreshes. */
   private budget: NodeJS.Timeout | undefined;
+  private attempt: Cancellation | undefined;
+  /** Whether the attempt's timer is the budget's (it ends first) rather than the upstream's. */
+  private timerIsBudget = false;
 
   constructor(
-    private readonly controller: Cancellation,
+    private readonly request: Cancellation,
     private readonly settings: DeadlineSettings,
-  ) {
-    this.timer = setTimeout(() => this.expired(), Math.min(settings.budgetMs, settings.upstreamTimeoutMs));
+    private readonly budgetMs: number,
+  ) {}
+
+  /** An attempt starts: it has the upstream timeout, within what is left of the budget. */
+  startAttempt(attempt: Cancellation): void {
+    this.attempt = attempt;
+    clearTimeout(this.timer);
+    const left = this.budgetLeft();
+    if (left <= 0) {
+      this.request.abort(this.budgetError());
+      return;
+    }
+    this.timerIsBudget = left <= this.settings.upstreamTimeoutMs;
+    this.timer = setTimeout(() => this.expired(), Math.min(left, this.settings.upstreamTimeoutMs));
   }
 
   /** The upstream has started streaming: from now on the upstream timer measures idle gaps. */
   streamStarted(): void {
     clearTimeout(this.timer);
-    const left = Math.max(1, this.settings.budgetMs - (performance.now() - this.startedAt));
-    this.budget = setTimeout(() => this.abort(this.budgetError()), left);
+    this.budget = setTimeout(() => this.request.abort(this.budgetError()), Math.max(1, this.budgetLeft()));
     this.timer = setTimeout(
-      () => this.abort(new GatewayError('upstream_timeout', `The upstream provider did not send the next chunk within ${this.settings.idleTimeoutMs} ms.`)),
+      () => this.attempt?.abort(new GatewayError('upstream_timeout', `The upstream provider did not send the next chunk within ${this.settings.idleTimeoutMs} ms.`)),
       this.settings.idleTimeoutMs,
     );
   }
 
   /** A stream chunk arrived. */
   progress(): void {
-    if (this.budget !== undefined) this.timer.refresh();
+    if (this.budget !== undefined) this.timer?.refresh();
   }
 
   clear(): void {
@@ -48,20 +78,17 @@ export class CallDeadlines {
     clearTimeout(this.budget);
   }
 
-  /** The one timer fired: it was set for the earlier of the two deadlines. */
+  private budgetLeft(): number {
+    return this.budgetMs - (performance.now() - this.startedAt);
+  }
+
+  /** The attempt's timer fired: it was set for the earlier of the two deadlines. */
   private expired(): void {
-    this.abort(
-      this.settings.budgetMs <= this.settings.upstreamTimeoutMs
-        ? this.budgetError()
-        : new GatewayError('upstream_timeout', `The upstream provider did not answer within ${this.settings.upstreamTimeoutMs} ms.`),
-    );
+    if (this.timerIsBudget) this.request.abort(this.budgetError());
+    else this.attempt?.abort(new GatewayError('upstream_timeout', `The upstream provider did not answer within ${this.settings.upstreamTimeoutMs} ms.`));
   }
 
   private budgetError(): GatewayError {
-    return new GatewayError('generation_timeout', `The generation exceeded its time budget of ${this.settings.budgetMs} ms.`);
-  }
-
-  private abort(reason: GatewayError): void {
-    this.controller.abort(reason);
+    return new GatewayError('generation_timeout', `The generation exceeded its time budget of ${this.budgetMs} ms.`);
   }
 }

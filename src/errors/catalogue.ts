@@ -77,7 +77,11 @@ export const ERROR_CODES = {
 
   // 503
   upstream_unavailable: { status: 503, message: 'The upstream provider is overloaded or rate limiting the gateway.' },
+  no_route_available: { status: 503, message: 'No provider can serve the model now: every route is failing or cooling down.' },
   rate_limiter_unavailable: { status: 503, message: 'The shared rate-limit store is unreachable and the gateway is configured to refuse requests meanwhile.' },
+  gateway_overloaded: { status: 503, message: 'This gateway instance is overloaded and shed the request before doing any work; retry shortly.' },
+  shutting_down: { status: 503, message: 'This gateway instance is shutting down and takes no new requests; retry, and the request will reach another instance.' },
+  not_ready: { status: 503, message: 'This gateway instance is not ready to serve requests.' },
 
   // 504
   upstream_timeout: { status: 504, message: 'The upstream provider did not answer in time.' },

@@ -29,8 +29,10 @@ export function errorHeaders(err: GatewayError): Record<string, string> {
     'content-type': 'application/json; charset=utf-8',
     'x-should-retry': err.shouldRetry ? 'true' : 'false',
   };
-  if (err.retryAfterSeconds !== undefined) {
-    const seconds = Math.max(1, Math.ceil(err.retryAfterSeconds));
+  // Every 503 says when to come back (spec 7), even when an upstream's 503 did not.
+  const retryAfter = err.retryAfterSeconds ?? (err.status === 503 ? 1 : undefined);
+  if (retryAfter !== undefined) {
+    const seconds = Math.max(1, Math.ceil(retryAfter));
     headers['retry-after'] = String(seconds);
     headers['retry-after-ms'] = String(seconds * 1000);
   }

@@ -19,6 +19,8 @@ beforeAll(async () => {
   anthropicUpstream = await startFakeAnthropic();
   gw = await startGateway({
     config: {
+      // Each test sets the fake's behaviour afresh: no route health carried from one test to the next.
+      routing: { circuit_breaker: { consecutive_failures: 1000, max_retry_after_ms: 1 } },
       providers: [
         { id: 'oai', kind: 'openai', base_url: openaiUpstream.url, api_key: FAKE_OPENAI_KEY },
         { id: 'oai-badkey', kind: 'openai', base_url: openaiUpstream.url, api_key: 'sk-wrong-key' },

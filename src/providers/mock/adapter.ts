@@ -29,18 +29,25 @@ function usageOf(call: ChatCall, choices: MockChoice[]): Usage {
 export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
   const options = { ...DEFAULTS, ...provider.mock };
   const missing = new Set<Capability>(options.missing_capabilities);
+  let requests = 0;
+  /** Whether this request gets the configured faults: all do, or only the first `faulty_requests`. */
+  const faulty = (): boolean => options.faulty_requests === undefined || requests++ < options.faulty_requests;
 
   /** Everything that happens before the mock "answers": latency, hangs and error statuses. */
-  async function answerOrFail(call: ChatCall): Promise<MockChoice[]> {
+  async function answerOrFail(call: ChatCall, faults: boolean): Promise<MockChoice[]> {
     if (options.latency_ms > 0) await wait(options.latency_ms, call.signal);
+    if (faults) await fail(call);
+    const n = call.request.n ?? 1;
+    return Array.from({ length: n }, () => mockChoice(call.request, call.requestId, options.reply));
+  }
+
+  async function fail(call: ChatCall): Promise<void> {
     if (options.hang) await wait(2 ** 31 - 1, call.signal);
     if (options.fail_status !== undefined) {
       throw upstreamStatusError(provider.id, options.fail_status, options.fail_message ?? 'mock failure', options.retry_after_seconds?.toString());
     }
     if (options.crash) throw new Error('simulated fault inside the mock adapter');
     if (options.malformed) throw new GatewayError('upstream_malformed_response', `Provider "${provider.id}" returned a body that is not a chat completion.`);
-    const n = call.request.n ?? 1;
-    return Array.from({ length: n }, () => mockChoice(call.request, call.requestId, options.reply));
   }
 
   return {
@@ -52,7 +59,7 @@ export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
     },
 
     async chat(call: ChatCall): Promise<ChatResult> {
-      const choices = await answerOrFail(call);
+      const choices = await answerOrFail(call, faulty());
       const usage = usageOf(call, choices);
       const completion: ChatCompletion = {
         id: `chatcmpl-mock-${call.requestId}`,
@@ -72,7 +79,8 @@ export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
     },
 
     async chatStream(call: ChatCall): Promise<ChatStream> {
-      const choices = await answerOrFail(call);
+      const faults = faulty();
+      const choices = await answerOrFail(call, faults);
       const finalUsage = usageOf(call, choices);
       const head = { id: `chatcmpl-mock-${call.requestId}`, object: 'chat.completion.chunk' as const, created: Math.floor(Date.now() / 1000), model: call.upstreamModel };
       const chunk = (index: number, delta: ChatCompletionChunk['choices'][number]['delta'], finish: ChatCompletionChunk['choices'][number]['finish_reason'] = null): StreamPiece => ({
@@ -84,10 +92,10 @@ export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
       async function* pieces(): AsyncGenerator<StreamPiece[]> {
         let sent = 0;
         const beforeChunk = async (): Promise<void> => {
-          if (options.break_after_chunks !== undefined && sent >= options.break_after_chunks) {
+          if (faults && options.break_after_chunks !== undefined && sent >= options.break_after_chunks) {
             throw new GatewayError('upstream_stream_truncated', `Provider "${provider.id}" ended the stream before it was complete.`);
           }
-          if (options.error_after_chunks !== undefined && sent >= options.error_after_chunks) {
+          if (faults && options.error_after_chunks !== undefined && sent >= options.error_after_chunks) {
             throw new GatewayError('upstream_error', `Provider "${provider.id}" reported an error in the stream: mock failure`);
           }
           if (sent > 0 && options.chunk_delay_ms > 0) await wait(options.chunk_delay_ms, call.signal);
