@@ -14,6 +14,8 @@ const STARTUP_WAIT_MS = 3_000;
 
 export interface OpenedLimiter {
   readonly limiter: RateLimiter;
+  /** The shared Redis connection's state, for the readiness probe; null for the memory backend. */
+  readonly redis: Pick<RedisConnection, 'ready'> | null;
   close(): Promise<void>;
 }
 
@@ -21,7 +23,7 @@ export async function openLimiter(config: Config, logger: Logger, clock: () => n
   const redisConfig = config.redis;
   if (config.limits.backend === 'memory' || redisConfig === undefined) {
     const limiter = new MemoryLimiter(clock);
-    return { limiter, close: () => limiter.close() };
+    return { limiter, redis: null, close: () => limiter.close() };
   }
   const policy = config.limits.on_redis_unavailable;
   const connection = new RedisConnection(
@@ -40,6 +42,7 @@ export async function openLimiter(config: Config, logger: Logger, clock: () => n
   const limiter = new SharedLimiter(connection, shared, new MemoryLimiter(clock), policy);
   return {
     limiter,
+    redis: connection,
     async close() {
       await limiter.close();
       await connection.close();

@@ -20,6 +20,13 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       await store.migrate();
     });
 
+    it('answers a ping, and a closed store fails it', async () => {
+      await expect(store.ping()).resolves.toBeUndefined();
+      const closed = await open();
+      await closed.close();
+      await expect(closed.ping()).rejects.toThrow();
+    });
+
     it('creates an account once and keeps the first balance', async () => {
       expect(await store.createAccountIfAbsent({ id: 'a1', name: 'One', tier: 'free', balanceMicros: 5_000_000 })).toBe(true);
       expect(await store.createAccountIfAbsent({ id: 'a1', name: 'Again', tier: 'pro', balanceMicros: 1 })).toBe(false);

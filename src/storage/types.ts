@@ -155,5 +155,7 @@ export interface Store {
   releaseExpiredReservations(now: number): Promise<number>;
 
   usageSummary(query: UsageQuery): Promise<UsageRow[]>;
+  /** One trivial query (`select 1`): resolves when the storage answers, for the readiness probe. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -50,6 +50,11 @@ export class RedisChannel<T> {
     clearTimeout(timer);
   }
 
+  /** Whether both connections are up (for the readiness probe when Redis carries only this channel). */
+  get ready(): boolean {
+    return this.publisher.status === 'ready' && this.subscriber.status === 'ready';
+  }
+
   publish(message: T): void {
     this.publisher.publish(this.name, JSON.stringify({ origin: this.origin, message })).catch((err: unknown) => {
       this.logger.warn({ err: err instanceof Error ? err.message : String(err), channel: this.name }, 'could not publish to a Redis channel; other instances see the change when their cache entry expires');

@@ -311,6 +311,10 @@ export class SqlStore implements Store {
     }));
   }
 
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db);
+  }
+
   async close(): Promise<void> {
     await this.db.destroy();
   }

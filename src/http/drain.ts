@@ -1,0 +1,48 @@
+/**
+ * Graceful shutdown of the HTTP side: stop accepting connections, close the idle ones, answer any
+ * new request on a connection still open with 503 `shutting_down`, let the requests in flight
+ * (streams included) finish until the deadline, then destroy what remains and wait for the cut
+ * requests' handlers to settle what they delivered.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { LoadShedder } from './load-shedder.js';
+import type { InFlightWork } from './in-flight-work.js';
+
+/** How long the handlers of cut requests get to settle once their connections are gone. */
+const SETTLE_GRACE_MS = 5_000;
+
+export interface DrainParts {
+  app: FastifyInstance;
+  shedder: LoadShedder;
+  work: InFlightWork;
+  timeoutMs: number;
+  logger: Logger;
+}
+
+/** Resolves once the server is closed and every handler is done; never rejects for a request cut. */
+export async function drainHttp({ app, shedder, work, timeoutMs, logger }: DrainParts): Promise<void> {
+  const listening = app.server.listening;
+  const started = Date.now();
+  shedder.beginDrain();
+  if (listening) logger.info({ in_flight: shedder.inFlight, timeout_ms: timeoutMs }, 'draining: no new connections, waiting for the requests in flight');
+  // Fastify stops the listener and closes idle connections; it resolves once every connection is gone.
+  const closed = app.close();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'deadline'>((resolve) => {
+    timer = setTimeout(() => resolve('deadline'), timeoutMs);
+  });
+  const first = await Promise.race([shedder.idle().then(() => 'idle' as const), closed.then(() => 'closed' as const), deadline]);
+  clearTimeout(timer);
+  const cut = first === 'deadline' ? shedder.inFlight : 0;
+  // What is left: at the deadline, the requests cut; otherwise connections with nothing in flight,
+  // which Node does not count as idle when they never carried a request (a client's spare
+  // connection, a request whose headers are still arriving) and would otherwise keep open.
+  shedder.closeAllConnections();
+  await closed;
+  const settled = await work.idle(SETTLE_GRACE_MS);
+  if (!settled) logger.warn({ handlers: work.count }, `request handlers still running ${SETTLE_GRACE_MS} ms after the drain; closing anyway`);
+  if (listening) {
+    logger.info({ cut, ms: Date.now() - started }, cut === 0 ? 'drained: every request in flight finished' : `drain deadline passed: ${cut} requests in flight were cut`);
+  }
+}
