@@ -17,12 +17,17 @@ import { ModelCatalog } from '../catalog/model-catalog.js';
 import { createAdapters } from '../providers/registry.js';
 import type { ProviderAdapter } from '../providers/types.js';
 import { Router } from '../routing/router.js';
+import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { ChatService } from '../core/chat-service.js';
 import { ModelLimits } from '../core/model-limits.js';
 import { LimitPlans } from '../limits/plan.js';
 import { openLimiter, type OpenedLimiter } from '../limits/open-limiter.js';
 import { openBilling, type OpenedBilling } from '../billing/open-billing.js';
 import { buildHttpServer } from '../http/server.js';
+import { LoadShedder } from '../http/load-shedder.js';
+import { InFlightWork } from '../http/in-flight-work.js';
+import { Readiness } from '../http/readiness.js';
+import { drainHttp } from '../http/drain.js';
 import { bootstrapAccounts } from './bootstrap-accounts.js';
 
 export const DEFAULT_BODY_LIMIT = 4 * 1024 * 1024;
@@ -34,6 +39,10 @@ export interface Gateway {
   readonly keys: KeyCache;
   /** Starts listening; resolves with the address actually bound. */
   listen(port: number, host: string): Promise<{ host: string; port: number; url: string }>;
+  /**
+   * Drains (no new connections; requests in flight finish until `server.shutdown_timeout_ms`, then
+   * are cut), then commits every settlement and closes the rest. Calling it again returns the same promise.
+   */
   close(): Promise<void>;
 }
 
@@ -50,6 +59,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
   let limits: OpenedLimiter | undefined;
   let billing: OpenedBilling | undefined;
   let channel: RedisChannel<Invalidation> | undefined;
+  let shedder: LoadShedder | undefined;
   try {
     await bootstrapAccounts(store, config.accounts);
     adapters = createAdapters(config.providers, { connectTimeoutMs: config.upstream.connect_timeout_ms });
@@ -64,9 +74,12 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     limits = await openLimiter(config, logger, options.clock);
     billing = openBilling(config, store, logger);
     const plans = new LimitPlans(config.tiers);
+    const router = new Router(config.models, adapters, config.routing);
+    const metrics = config.metrics.enabled ? new GatewayMetrics(() => router.routes()) : null;
+    if (metrics !== null) billing.billing.onCharge = (model, micros) => metrics.charged(model, micros);
     const chat = new ChatService({
       catalog,
-      router: new Router(adapters),
+      router,
       limiter: limits.limiter,
       plans,
       billing: billing.billing,
@@ -75,6 +88,21 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     });
     // Access lines are info-level: a configured level above info turns them off with the rest.
     const accessLog = config.log.requests && ['info', 'debug', 'trace'].includes(config.log.level) ? new AccessLogWriter(options.accessLogStream) : null;
+    shedder = new LoadShedder({ maxInFlight: config.server.max_in_flight, maxEventLoopDelayMs: config.server.max_event_loop_delay_ms, logger });
+    const openShedder = shedder;
+    if (metrics !== null) shedder.onShed = (reason) => metrics.shed.labels(reason).inc();
+    const work = new InFlightWork();
+    // The limiter's connection when limits live in Redis, else the invalidation channel's.
+    const redis = limits.redis ?? channel ?? null;
+    const readiness = new Readiness({
+      store,
+      redisReady: redis === null ? null : () => redis.ready,
+      // With the `local` policy an instance serves on through a Redis outage, so it stays ready.
+      redisRequired: config.limits.backend === 'redis' && config.limits.on_redis_unavailable === 'reject',
+      routesAvailable: () => router.availability(),
+      draining: () => openShedder.draining,
+      logger,
+    });
     const http = buildHttpServer({
       logger,
       accessLog,
@@ -83,14 +111,17 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
       catalog,
       chat,
       limits: new ModelLimits(limits.limiter, plans),
-      // --- admin API (issue 5) ---
+      shedder,
+      work,
+      readiness,
+      metrics,
       admin: { store, keys, credits: billing.credits, tiers: Object.keys(config.tiers), adminToken: config.server.admin_token },
-      // --- end admin API ---
     });
     const openAdapters = adapters;
     const openLimits = limits;
     const openBillingParts = billing;
     const openChannel = channel;
+    let closing: Promise<void> | undefined;
     return {
       config,
       http,
@@ -103,18 +134,23 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
         const shownHost = host.includes(':') ? `[${host}]` : host;
         return { host, port: bound, url: `http://${shownHost}:${bound}` };
       },
-      async close() {
-        await http.close();
-        accessLog?.close();
-        // After the server stopped taking requests: every settlement is committed before the store closes.
-        await openBillingParts.close();
-        await openLimits.close();
-        await openChannel?.close();
-        await Promise.allSettled([...openAdapters.values()].map((a) => a.close()));
-        await store.close();
+      close() {
+        closing ??= (async () => {
+          await drainHttp({ app: http, shedder: openShedder, work, timeoutMs: config.server.shutdown_timeout_ms, logger });
+          openShedder.stop();
+          accessLog?.close();
+          // After the server stopped taking requests: every settlement is committed before the store closes.
+          await openBillingParts.close();
+          await openLimits.close();
+          await openChannel?.close();
+          await Promise.allSettled([...openAdapters.values()].map((a) => a.close()));
+          await store.close();
+        })();
+        return closing;
       },
     };
   } catch (err) {
+    shedder?.stop();
     if (adapters) await Promise.allSettled([...adapters.values()].map((a) => a.close()));
     await limits?.close();
     await billing?.close();

@@ -30,6 +30,9 @@ export interface BillingOutcome {
 }
 
 export class Billing {
+  /** Told of every charge, for metrics. */
+  onCharge: (model: string, micros: number) => void = () => undefined;
+
   constructor(
     private readonly credits: CreditGate,
     private readonly writer: SettlementWriter,
@@ -49,6 +52,7 @@ export class Billing {
   settle(request: BilledRequest, hold: CreditHold | null, outcome: BillingOutcome): Promise<void> {
     const cost = outcome.charged ? tokenCostMicros(request.price, outcome.promptTokens, outcome.completionTokens) : 0;
     hold?.end(cost);
+    if (cost > 0) this.onCharge(request.model, cost);
     const endedAt = Date.now();
     const usage: UsageRecord = {
       requestId: request.requestId,

@@ -1,12 +1,34 @@
 /** One log line per request, with its id, caller (by public key id), route and token usage. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessLogWriter } from '../logging/logger.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import { STATUS_TABLE, type ErrorStatus } from '../errors/status-table.js';
 
 /** Called where each response is sent: cheaper than a Fastify onResponse hook, which costs more per request than the line itself. */
 export type AccessLog = (reply: FastifyReply, status: number, streamEnd?: string) => void;
 
-export function accessLogFor(writer: AccessLogWriter | null): AccessLog {
-  return writer === null ? () => undefined : (reply, status, streamEnd) => writer.write(recordOf(reply.request, status, Math.round(reply.elapsedTime * 100) / 100, streamEnd));
+/** The access line and the request metrics, both written where each response is sent. */
+export function accessLogFor(writer: AccessLogWriter | null, metrics: GatewayMetrics | null = null): AccessLog {
+  const log: AccessLog = writer === null ? () => undefined : (reply, status, streamEnd) => writer.write(recordOf(reply.request, status, Math.round(reply.elapsedTime * 100) / 100, streamEnd));
+  if (metrics === null) return log;
+  return (reply, status, streamEnd) => {
+    log(reply, status, streamEnd);
+    metrics.observeRequest(observationOf(reply.request, status));
+  };
+}
+
+function observationOf(request: FastifyRequest, status: number) {
+  const audit = request.audit ?? {};
+  return {
+    model: audit.model,
+    route: audit.provider === undefined ? undefined : `${audit.provider}/${audit.upstreamModel ?? ''}`,
+    status,
+    errorType: status >= 400 ? STATUS_TABLE[status as ErrorStatus]?.type : undefined,
+    errorCode: audit.errorCode,
+    overheadMs: audit.overheadMs,
+    upstreamFirstByteMs: audit.upstreamFirstByteMs,
+    upstreamFirstTokenMs: audit.upstreamFirstTokenMs,
+  };
 }
 
 function recordOf(request: FastifyRequest, status: number, ms: number, streamEnd: string | undefined) {

@@ -11,6 +11,12 @@ export interface RequestAudit {
   promptTokens?: number;
   completionTokens?: number;
   errorCode?: string;
+  /** Upstream time to first byte: the whole answer, or a stream's headers. */
+  upstreamFirstByteMs?: number;
+  /** Upstream time to a stream's first chunk. */
+  upstreamFirstTokenMs?: number;
+  /** What the gateway added before the first byte of the answer, upstream time excluded. */
+  overheadMs?: number;
 }
 
 declare module 'fastify' {

@@ -1,7 +1,8 @@
 /**
  * The HTTP server: Fastify with every framework error, unknown route and fault turned into the
  * spec's envelope, an X-Request-Id on every response, and the /v1 routes behind authentication.
- * Routes are thin: they call the core and relay its answer.
+ * Routes are thin: they call the core and relay its answer. In front of Fastify, on the node:http
+ * server itself, the load shedder refuses what this instance should not start (see load-shedder.ts).
  */
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
@@ -21,9 +22,12 @@ import { accessLogFor } from './access-log.js';
 import { chatRoutes } from './routes/chat.js';
 import { modelRoutes } from './routes/models.js';
 import { healthRoutes } from './routes/health.js';
-// --- admin API (issue 5) ---
+import { metricsRoutes } from './routes/metrics.js';
+import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
+import type { LoadShedder } from './load-shedder.js';
+import type { InFlightWork } from './in-flight-work.js';
+import type { Readiness } from './readiness.js';
 import { ADMIN_PREFIX, adminPlugin, type AdminDeps } from '../admin/admin-plugin.js';
-// --- end admin API ---
 
 export interface HttpServerDeps {
   logger: Logger;
@@ -34,10 +38,15 @@ export interface HttpServerDeps {
   catalog: ModelCatalog;
   chat: ChatService;
   limits: ModelLimits;
-  // --- admin API (issue 5) ---
+  /** Refuses requests before Fastify sees them: over the in-flight cap, a lagging event loop, draining. */
+  shedder: LoadShedder;
+  /** Counts the chat handlers still running, for a drain to wait on. */
+  work: InFlightWork;
+  readiness: Readiness;
+  /** Prometheus metrics at GET /metrics, or null when `metrics.enabled` is false. */
+  metrics: GatewayMetrics | null;
   /** The admin API under /admin/v1 (store, key cache, credit gate, tier names, admin token); left out: no admin routes. */
   admin?: AdminDeps;
-  // --- end admin API ---
 }
 
 /**
@@ -60,7 +69,7 @@ function parseJsonBody(request: FastifyRequest, body: string | Buffer, done: (er
 
 export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   const { logger, bodyLimit } = deps;
-  const accessLog = accessLogFor(deps.accessLog);
+  const accessLog = accessLogFor(deps.accessLog, deps.metrics);
   const app = Fastify({
     logger: false,
     bodyLimit,
@@ -69,7 +78,9 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     return503OnClosing: false,
     // Admin paths carry account ids of up to 128 characters, URL-encoded (the default limit is 100).
     routerOptions: { maxParamLength: 512 },
-    forceCloseConnections: true,
+    // Requests in flight are drained on close (see drain.ts), not destroyed.
+    forceCloseConnections: 'idle',
+    serverFactory: deps.shedder.serverFactory,
     clientErrorHandler: answerClientError,
     frameworkErrors: (err, request, reply) => {
       const error = fromFrameworkError(err, bodyLimit);
@@ -116,18 +127,17 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     return reply;
   });
 
-  healthRoutes(app);
+  healthRoutes(app, deps.readiness);
+  if (deps.metrics !== null) metricsRoutes(app, deps.metrics, deps.admin?.adminToken);
   app.register(
     (v1, _opts, done) => {
       v1.addHook('preHandler', authHook(deps.authenticator));
       modelRoutes(v1, deps.catalog, deps.limits, accessLog);
-      chatRoutes(v1, deps.chat, logger, accessLog);
+      chatRoutes(v1, deps.chat, logger, accessLog, deps.work);
       done();
     },
     { prefix: '/v1' },
   );
-  // --- admin API (issue 5) ---
   if (deps.admin) app.register(adminPlugin(deps.admin, accessLog), { prefix: ADMIN_PREFIX });
-  // --- end admin API ---
   return app;
 }

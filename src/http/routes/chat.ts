@@ -1,16 +1,28 @@
 /** POST /v1/chat/completions: hands the body to the chat pipeline and relays its answer. */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import type { ChatService } from '../../core/chat-service.js';
+import type { ChatCallContext, ChatService } from '../../core/chat-service.js';
 import { ClientClosedError } from '../../core/client-closed.js';
 import { Cancellation } from '../../util/cancellation.js';
 import type { Principal } from '../../auth/principal.js';
 import { SSE_HEADERS, writeFrames } from '../stream-writer.js';
 import type { AccessLog } from '../access-log.js';
 import { auditOf } from '../request-state.js';
+import { BUDGET_HEADER, budgetFromHeader } from '../budget-header.js';
+import type { InFlightWork } from '../in-flight-work.js';
 
-export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logger, accessLog: AccessLog): void {
+export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logger, accessLog: AccessLog, work: InFlightWork): void {
   app.post('/chat/completions', { config: { endpoint: 'chat/completions' } }, async (request, reply) => {
+    // Counted until the handler ends: by then its settlement is queued, even for a request a drain cut.
+    work.begin();
+    try {
+      return await handle(request, reply);
+    } finally {
+      work.end();
+    }
+  });
+
+  async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const controller = new Cancellation();
     const res = reply.raw;
     // A caller that goes away stops the upstream call at once: no tokens burnt for nobody.
@@ -20,13 +32,32 @@ export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logg
     const model = (request.body as { model?: unknown } | null)?.model;
     const audit = auditOf(request);
     if (typeof model === 'string') audit.model = model;
-    const outcome = await chat.complete(request.body, { requestId: request.id, principal: request.principal as Principal, controller, bodyBytes: request.bodyBytes });
+    const ctx: ChatCallContext = {
+      requestId: request.id,
+      principal: request.principal as Principal,
+      controller,
+      bodyBytes: request.bodyBytes,
+      budgetMs: budgetFromHeader(request.headers[BUDGET_HEADER]),
+    };
+    let outcome;
+    try {
+      outcome = await chat.complete(request.body, ctx);
+    } catch (err) {
+      // For the log and the metrics: which route the failed request last tried.
+      if (ctx.lastRoute !== undefined) {
+        audit.provider = ctx.lastRoute.provider;
+        audit.upstreamModel = ctx.lastRoute.upstreamModel;
+      }
+      throw err;
+    }
     audit.provider = outcome.servedBy.provider;
     audit.upstreamModel = outcome.servedBy.upstreamModel;
 
     if (outcome.kind === 'json') {
       audit.promptTokens = outcome.usage?.prompt_tokens;
       audit.completionTokens = outcome.usage?.completion_tokens;
+      audit.upstreamFirstByteMs = outcome.upstreamMs;
+      audit.overheadMs = reply.elapsedTime - outcome.upstreamMs;
       reply.headers(outcome.headers).header('x-request-id', request.id).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
       accessLog(reply, 200);
       return reply;
@@ -35,6 +66,9 @@ export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logg
     // From here Fastify no longer manages the reply; every outcome is written by hand.
     reply.hijack();
     let completed = false;
+    audit.upstreamFirstByteMs = outcome.upstreamHeadersMs;
+    audit.upstreamFirstTokenMs = outcome.upstreamMs;
+    audit.overheadMs = reply.elapsedTime - outcome.upstreamMs;
     try {
       res.writeHead(200, { ...SSE_HEADERS, ...outcome.headers, 'x-request-id': request.id });
       completed = await writeFrames(res, outcome.frames, controller.signal);
@@ -48,5 +82,6 @@ export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logg
     audit.promptTokens = usage?.prompt_tokens;
     audit.completionTokens = usage?.completion_tokens;
     accessLog(reply, 200, completed ? 'completed' : 'client_closed');
-  });
+    return undefined;
+  }
 }

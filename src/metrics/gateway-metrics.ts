@@ -1,0 +1,91 @@
+/**
+ * Prometheus metrics (prom-client), one registry per gateway so that several gateways in one
+ * process (tests) keep apart. Request-level series are updated where each response is sent;
+ * route health is read from the router when scraped, so it costs nothing between scrapes.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { MICROS_PER_CREDIT } from '../billing/pricing.js';
+import type { RouteHealth } from '../routing/route-health.js';
+
+/** What one finished request tells the metrics. */
+export interface RequestObservation {
+  readonly model: string | undefined;
+  readonly route: string | undefined;
+  readonly status: number;
+  /** The envelope's error.type, for errors. */
+  readonly errorType: string | undefined;
+  readonly errorCode: string | undefined;
+  /** Time the gateway itself spent before the answer's first byte, without the upstream's. */
+  readonly overheadMs: number | undefined;
+  readonly upstreamFirstByteMs: number | undefined;
+  readonly upstreamFirstTokenMs: number | undefined;
+}
+
+const CIRCUIT_STATE = { closed: 0, half_open: 1, open: 2 } as const;
+const OVERHEAD_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1];
+const UPSTREAM_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'model' | 'route' | 'status' | 'error_type'>;
+  private readonly requestChildren = new Map<string, Counter.Internal>();
+  private readonly overhead: Histogram;
+  private readonly firstByte: Histogram<'route'>;
+  private readonly firstToken: Histogram<'route'>;
+  private readonly rejections: Counter<'code'>;
+  private readonly credits: Counter<'model'>;
+  readonly shed: Counter<'reason'>;
+  private readonly collectRoutes: () => void;
+
+  constructor(routes: () => Iterable<RouteHealth>) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_' });
+    this.requests = new Counter({ name: 'tollgate_requests_total', help: 'Requests answered, by model, route (provider/upstream model), HTTP status and error type', labelNames: ['model', 'route', 'status', 'error_type'], registers });
+    this.overhead = new Histogram({ name: 'tollgate_gateway_overhead_seconds', help: "Time the gateway itself added before the answer's first byte (upstream time excluded)", buckets: OVERHEAD_BUCKETS, registers });
+    this.firstByte = new Histogram({ name: 'tollgate_upstream_first_byte_seconds', help: 'Upstream time to first byte: to the whole answer when not streamed, to the response headers when streamed', labelNames: ['route'], buckets: UPSTREAM_BUCKETS, registers });
+    this.firstToken = new Histogram({ name: 'tollgate_upstream_first_token_seconds', help: "Upstream time to a stream's first chunk", labelNames: ['route'], buckets: UPSTREAM_BUCKETS, registers });
+    this.rejections = new Counter({ name: 'tollgate_rate_limit_rejections_total', help: 'Requests refused by a rate limit (429), by the quantity that ran out', labelNames: ['code'], registers });
+    this.credits = new Counter({ name: 'tollgate_credits_charged_total', help: 'Credits charged to accounts, by model', labelNames: ['model'], registers });
+    this.shed = new Counter({ name: 'tollgate_load_shed_total', help: 'Requests refused at once because the instance was overloaded or draining', labelNames: ['reason'], registers });
+    const circuit = new Gauge({ name: 'tollgate_route_circuit_state', help: 'Circuit breaker per route: 0 closed, 1 half-open, 2 open', labelNames: ['route'], registers });
+    const available = new Gauge({ name: 'tollgate_route_available', help: 'Whether the route can take a request now (1) or is open or cooling down (0)', labelNames: ['route'], registers });
+    const inFlight = new Gauge({ name: 'tollgate_route_in_flight', help: 'Requests in flight on the route, on this instance', labelNames: ['route'], registers });
+    const latency = new Gauge({ name: 'tollgate_route_latency_seconds', help: 'Moving average of the route\'s time to first byte, as used by the least_latency strategy', labelNames: ['route'], registers });
+    // Read at scrape time: route health changes on the hot path without touching the metrics.
+    this.collectRoutes = (): void => {
+      for (const route of routes()) {
+        circuit.set({ route: route.key }, CIRCUIT_STATE[route.state]);
+        available.set({ route: route.key }, route.availableAt() === 0 ? 1 : 0);
+        inFlight.set({ route: route.key }, route.inFlight);
+        if (route.latencyMs !== null) latency.set({ route: route.key }, route.latencyMs / 1000);
+      }
+    };
+  }
+
+  observeRequest(o: RequestObservation): void {
+    const model = o.model ?? '';
+    const route = o.route ?? '';
+    const type = o.errorType ?? '';
+    const key = `${model}\u0000${route}\u0000${o.status}\u0000${type}`;
+    let child = this.requestChildren.get(key);
+    if (child === undefined) {
+      child = this.requests.labels(model, route, String(o.status), type);
+      this.requestChildren.set(key, child);
+    }
+    child.inc();
+    if (o.overheadMs !== undefined) this.overhead.observe(o.overheadMs / 1000);
+    if (o.upstreamFirstByteMs !== undefined && route !== '') this.firstByte.labels(route).observe(o.upstreamFirstByteMs / 1000);
+    if (o.upstreamFirstTokenMs !== undefined && route !== '') this.firstToken.labels(route).observe(o.upstreamFirstTokenMs / 1000);
+    if (o.status === 429 && o.errorCode !== undefined) this.rejections.labels(o.errorCode).inc();
+  }
+
+  charged(model: string, micros: number): void {
+    this.credits.labels(model).inc(micros / MICROS_PER_CREDIT);
+  }
+
+  /** The text exposition for GET /metrics. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    this.collectRoutes();
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
