@@ -8,7 +8,8 @@ import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isEnvelope, startGateway, type RunningGateway } from '../support/gateway-harness.js';
 import { uniquePrefix } from '../support/redis.js';
-import { PrivateRedis, freePort, privateRedisMissing, until, withRedis } from '../support/private-redis.js';
+import { PrivateRedis, privateRedisMissing, until, withRedis } from '../support/private-redis.js';
+import { freePort } from '../support/ports.js';
 
 const missing = privateRedisMissing('rate-limits-redis-outage');
 

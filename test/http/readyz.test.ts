@@ -6,7 +6,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isEnvelope, startGateway, type RunningGateway } from '../support/gateway-harness.js';
 import { uniquePrefix } from '../support/redis.js';
-import { PrivateRedis, freePort, privateRedisMissing, until } from '../support/private-redis.js';
+import { PrivateRedis, privateRedisMissing, until } from '../support/private-redis.js';
+import { freePort } from '../support/ports.js';
 import { RawConnection } from '../support/raw-http.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

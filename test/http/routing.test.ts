@@ -8,12 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { errorOf, isEnvelope, startGateway, type RunningGateway } from '../support/gateway-harness.js';
 import { readSseData } from '../support/sse.js';
+import { freePort } from '../support/ports.js';
 
 const PRICE = { input_per_million_tokens: 1_000_000, output_per_million_tokens: 1_000_000 };
 const BACKUP_REPLY = 'served by backup';
 
 interface Fault {
   mock: Record<string, unknown>;
+  /** A real adapter instead of the mock (set in beforeAll), for faults the mock cannot make. */
+  provider?: Record<string, unknown>;
   /** The answer with this fault on the only route. */
   status: number;
   type: string;
@@ -30,6 +33,8 @@ const FAULTS: Record<string, Fault> = {
   'status-429': { mock: { fail_status: 429, retry_after_seconds: 1 }, status: 503, type: 'service_unavailable', code: 'upstream_unavailable', failsOver: true },
   hang: { mock: { hang: true }, status: 504, type: 'timeout_error', code: 'upstream_timeout', failsOver: true },
   'cut-before-first-chunk': { mock: { break_after_chunks: 0 }, status: 502, type: 'provider_error', code: 'upstream_stream_truncated', failsOver: true },
+  // An OpenAI-compatible provider on a port where nothing listens.
+  'connection-refused': { mock: {}, status: 502, type: 'provider_error', code: 'upstream_unreachable', failsOver: true },
   'status-400': { mock: { fail_status: 400, fail_message: 'bad' }, status: 400, type: 'invalid_request_error', code: 'upstream_rejected_request', failsOver: false },
   'adapter-bug': { mock: { crash: true }, status: 500, type: 'server_error', code: 'internal_error', failsOver: false },
 };
@@ -39,8 +44,9 @@ let gw: RunningGateway;
 beforeAll(async () => {
   const providers: Array<Record<string, unknown>> = [{ id: 'backup', kind: 'mock', mock: { reply: BACKUP_REPLY } }];
   const models: Array<Record<string, unknown>> = [];
+  FAULTS['connection-refused']!.provider = { kind: 'openai', base_url: `http://127.0.0.1:${await freePort()}/v1`, api_key: 'sk-unused' };
   for (const [name, fault] of Object.entries(FAULTS)) {
-    providers.push({ id: name, kind: 'mock', mock: fault.mock });
+    providers.push({ id: name, ...(fault.provider ?? { kind: 'mock', mock: fault.mock }) });
     models.push({ id: `solo-${name}`, capabilities: ['chat', 'streaming'], context_window: 4096, price: PRICE, routes: [{ provider: name, model: 'u' }] });
     models.push({
       id: `pair-${name}`,

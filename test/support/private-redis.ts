@@ -5,7 +5,6 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { Redis } from 'ioredis';
 
@@ -27,16 +26,6 @@ export function privateRedisMissing(file: string): string | null {
   if (process.env.CI === 'true') throw new Error(`a private redis-server is required under CI=true: ${missing}`);
   console.warn(`${file}: skipped because ${missing}`);
   return missing;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 async function sleep(ms: number): Promise<void> {
