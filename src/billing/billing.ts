@@ -49,7 +49,7 @@ export class Billing {
    * Ends the hold, charges, records usage; resolves once committed (see SettlementWriter). Call
    * once per request, on every path.
    */
-  settle(request: BilledRequest, hold: CreditHold | null, outcome: BillingOutcome): Promise<void> {
+  settle(request: BilledRequest, hold: CreditHold | null, outcome: BillingOutcome, now = false): Promise<void> {
     const cost = outcome.charged ? tokenCostMicros(request.price, outcome.promptTokens, outcome.completionTokens) : 0;
     hold?.end(cost);
     if (cost > 0) this.onCharge(request.model, cost);
@@ -79,6 +79,6 @@ export class Billing {
     };
     // Nothing durable to wait for when nothing was charged or held in the store.
     if (settlement.charge === null && !settlement.releaseReservation) return Promise.resolve();
-    return this.writer.commit(settlement);
+    return this.writer.commit(settlement, now);
   }
 }

@@ -4,7 +4,8 @@
  * every request that finishes in the same turn shares it, and those that arrive while a commit
  * runs go together in the next one. Under load one transaction carries many requests; an idle
  * gateway waits no more than one turn. (SQLite commits synchronously, so without the deferral
- * nothing could ever join a batch.)
+ * nothing could ever join a batch.) A stream's end asks for its commit at once when the writer is
+ * idle: it saves the stream a socket write of its own for [DONE], worth more than a batch of one.
  *
  * Usage records are not waited for: they are queued apart and written once a second (or every
  * USAGE_BATCH records), and on close, in small chunks between charges, so that the commit a
@@ -65,8 +66,12 @@ export class SettlementWriter {
     this.running ??= this.drain();
   }
 
-  /** Queues a settlement; resolves once it is committed, or after `waitMs` at most. */
-  commit(settlement: Settlement): Promise<void> {
+  /**
+   * Queues a settlement; resolves once it is committed, or after `waitMs` at most. `now`: when
+   * the writer is idle, commit at once instead of at the end of the turn (a stream's end, whose
+   * last frames can then leave in the same socket write as [DONE]).
+   */
+  commit(settlement: Settlement, now = false): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, this.waitMs);
       timer.unref();
@@ -75,7 +80,7 @@ export class SettlementWriter {
         resolve();
       };
       this.queue.push({ settlement, done });
-      if (this.running === null) this.running = nextTurn().then(() => this.drain());
+      if (this.running === null) this.running = now ? this.drain() : nextTurn().then(() => this.drain());
     });
   }
 

@@ -302,7 +302,7 @@ class StreamTally {
       completionTokens: completion,
       charged: !this.failed,
       status: 200,
-    });
+    }, true);
     return this.settled;
   }
 }

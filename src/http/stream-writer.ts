@@ -38,9 +38,11 @@ export const SSE_HEADERS = {
 } as const;
 
 /**
- * Writes every frame; returns false if the client went away before the end. Frames that arrive
- * in the same tick (one upstream read holds many events) are corked into one socket write
- * instead of one write each.
+ * Writes every frame; returns false if the client went away before the end. Frames written in
+ * the same event-loop turn (one upstream read holds many events; a stream's last events, its
+ * [DONE] and the end) are corked into one socket write instead of one write each: the cork is
+ * lifted at the end of the turn, not of the tick, so that the [DONE] written after the charge's
+ * commit still joins the last events.
  */
 export async function writeFrames(res: ServerResponse, frames: AsyncIterable<string>, signal: CancelSignal): Promise<boolean> {
   let corked = false;
@@ -53,7 +55,7 @@ export async function writeFrames(res: ServerResponse, frames: AsyncIterable<str
     if (!corked) {
       corked = true;
       res.cork();
-      process.nextTick(uncork);
+      setImmediate(uncork);
     }
     if (!res.write(frame)) {
       await drained(res, signal);
