@@ -221,6 +221,16 @@ export const ConfigSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    idempotency: Type.Object(
+      {
+        backend: Type.Union([Type.Literal('memory'), Type.Literal('redis')], {
+          default: 'memory',
+          description: 'where claims of running requests live: memory (one instance) or redis (several); finished records are always in the store',
+        }),
+        lifetime_ms: Type.Integer({ minimum: 1_000, default: 86_400_000, description: 'how long a finished request is replayed to resends of its key' }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     generation: Type.Object({ budget_ms: Millis(600_000) }, { additionalProperties: false, default: {} }),
     routing: RoutingSchema,
     metrics: Type.Object({ enabled: Type.Boolean({ default: true }) }, { additionalProperties: false, default: {} }),

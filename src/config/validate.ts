@@ -87,6 +87,7 @@ function checkReferences(config: Config, source: string): void {
   }
   if (config.redis !== undefined && !URL.canParse(config.redis.url)) fail('redis.url', `is not a valid URL ("${config.redis.url}")`);
   if (config.limits.backend === 'redis' && config.redis === undefined) fail('redis', 'is required when limits.backend is redis (e.g. redis: { url: redis://127.0.0.1:6379 })');
+  if (config.idempotency.backend === 'redis' && config.redis === undefined) fail('redis', 'is required when idempotency.backend is redis (e.g. redis: { url: redis://127.0.0.1:6379 })');
   const providerIds = new Set<string>();
   config.providers.forEach((p, i) => {
     if (providerIds.has(p.id)) fail(`providers[${i}].id`, `duplicate provider id "${p.id}"`);

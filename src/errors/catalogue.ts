@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   unsupported_content_type: { status: 400, message: 'The request body must be sent as application/json.' },
   bad_http_request: { status: 400, message: 'The HTTP request could not be parsed.' },
   upstream_rejected_request: { status: 400, message: 'The upstream provider rejected the request as invalid.' },
+  invalid_idempotency_key: { status: 400, message: 'The Idempotency-Key header must be one token or one quoted string of 1 to 255 characters.' },
   request_exceeds_token_limit: { status: 400, message: "The request may use more tokens than the key's tokens-per-minute limit allows at all." },
 
   // 401: who is calling is unknown.
@@ -47,6 +48,8 @@ export const ERROR_CODES = {
 
   // 409
   account_already_exists: { status: 409, message: 'An account with this id already exists.' },
+  idempotency_key_in_use: { status: 409, message: 'A request with this Idempotency-Key is still running; retry after Retry-After seconds to get its result.' },
+  idempotency_key_reused: { status: 409, message: 'This Idempotency-Key was already used with a different request; use a new key, or resend the identical request.' },
 
   // 413
   request_too_large: { status: 413, message: 'The request body is over the size limit.' },
@@ -81,6 +84,7 @@ export const ERROR_CODES = {
   rate_limiter_unavailable: { status: 503, message: 'The shared rate-limit store is unreachable and the gateway is configured to refuse requests meanwhile.' },
   gateway_overloaded: { status: 503, message: 'This gateway instance is overloaded and shed the request before doing any work; retry shortly.' },
   shutting_down: { status: 503, message: 'This gateway instance is shutting down and takes no new requests; retry, and the request will reach another instance.' },
+  idempotency_unavailable: { status: 503, message: 'The shared idempotency store is unreachable, so a request with an Idempotency-Key cannot be run safely now.' },
   not_ready: { status: 503, message: 'This gateway instance is not ready to serve requests.' },
 
   // 504
