@@ -3,7 +3,7 @@
  * fresh, empty store of its own.
  */
 import { describe, expect, it, beforeEach, afterEach } from 'vitest';
-import type { Store, UsageRecord } from './types.js';
+import type { IdempotencyRecord, Store, UsageRecord } from './types.js';
 
 export function storeConformance(name: string, open: () => Promise<Store>): void {
   describe(`Store conformance: ${name}`, () => {
@@ -130,6 +130,42 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(results.filter((r) => r.reserved)).toHaveLength(10);
     });
 
+    it('commits an idempotency record with its charge and returns it, body and headers intact, until it expires', async () => {
+      await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 1_000 });
+      const now = Date.now();
+      const text = recordOf('k-text', { body: Buffer.from('{"reply":"héllo ✓"}'), createdAt: now, expiresAt: now + 60_000 });
+      const binary = recordOf('k-bin', { body: Buffer.from([0, 255, 1, 128, 10]), createdAt: now, expiresAt: now + 60_000 });
+      await store.commitSettlements([
+        { requestId: 'r1', charge: { accountId: 'm1', kind: 'charge', amountMicros: -100, requestId: 'r1', apiKeyId: 'key1', note: null }, releaseReservation: false, usage: null, idempotency: text },
+        { requestId: 'r2', charge: null, releaseReservation: false, usage: null, idempotency: binary },
+      ]);
+      expect((await store.getAccount('m1'))?.balanceMicros).toBe(900);
+      expect(await store.getIdempotencyRecord('k-text', now)).toEqual(text);
+      expect(await store.getIdempotencyRecord('k-bin', now)).toEqual(binary);
+      expect(await store.getIdempotencyRecord('k-text', now + 60_000)).toBeUndefined();
+      expect(await store.getIdempotencyRecord('missing', now)).toBeUndefined();
+    });
+
+    it('keeps a live idempotency record over a second one, and replaces an expired one', async () => {
+      const now = Date.now();
+      await store.commitSettlements([{ requestId: 'a', charge: null, releaseReservation: false, usage: null, idempotency: recordOf('k', { requestId: 'a', createdAt: now, expiresAt: now + 1_000 }) }]);
+      await store.commitSettlements([{ requestId: 'b', charge: null, releaseReservation: false, usage: null, idempotency: recordOf('k', { requestId: 'b', createdAt: now + 10, expiresAt: now + 2_000 }) }]);
+      expect((await store.getIdempotencyRecord('k', now))?.requestId).toBe('a');
+      await store.commitSettlements([{ requestId: 'c', charge: null, releaseReservation: false, usage: null, idempotency: recordOf('k', { requestId: 'c', createdAt: now + 1_000, expiresAt: now + 3_000 }) }]);
+      expect((await store.getIdempotencyRecord('k', now + 1_000))?.requestId).toBe('c');
+    });
+
+    it('sweeps expired idempotency records only, a batch at a time', async () => {
+      const now = Date.now();
+      const records = Array.from({ length: 5 }, (_, i) => recordOf(`old${i}`, { createdAt: now - 10_000, expiresAt: now - 1 }));
+      records.push(recordOf('live', { createdAt: now, expiresAt: now + 60_000 }));
+      await store.commitSettlements(records.map((r, i) => ({ requestId: `s${i}`, charge: null, releaseReservation: false, usage: null, idempotency: r })));
+      expect(await store.deleteExpiredIdempotencyRecords(now, 3)).toBe(3);
+      expect(await store.deleteExpiredIdempotencyRecords(now, 3)).toBe(2);
+      expect(await store.deleteExpiredIdempotencyRecords(now, 3)).toBe(0);
+      expect((await store.getIdempotencyRecord('live', now))?.id).toBe('live');
+    });
+
     it('lists accounts and deletes keys', async () => {
       await store.createAccountIfAbsent({ id: 'm2', name: null, tier: 'free', balanceMicros: 0 });
       await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'pro', balanceMicros: 7 });
@@ -140,4 +176,20 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(await store.getApiKey('kk')).toBeUndefined();
     });
   });
+}
+
+function recordOf(id: string, fields: Partial<IdempotencyRecord> = {}): IdempotencyRecord {
+  const now = Date.now();
+  return {
+    id,
+    accountId: 'm1',
+    fingerprint: 'f'.repeat(64),
+    requestId: 'req_1',
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+    body: Buffer.from('{}'),
+    createdAt: now,
+    expiresAt: now + 60_000,
+    ...fields,
+  };
 }

@@ -81,6 +81,26 @@ export interface Settlement {
   /** A credit reservation held in the store for the request, to release. */
   releaseReservation: boolean;
   usage: UsageRecord | null;
+  /** The recorded response for the request's Idempotency-Key, committed with its charge. */
+  idempotency?: IdempotencyRecord | null;
+}
+
+/**
+ * The finished response of a request sent with an Idempotency-Key, replayed to identical resends
+ * until it expires. Its id is derived from the account and the key, so accounts never share one.
+ */
+export interface IdempotencyRecord {
+  id: string;
+  accountId: string;
+  /** SHA-256 (hex) of the method, path and canonical body of the request. */
+  fingerprint: string;
+  /** The X-Request-Id of the request that produced the response. */
+  requestId: string;
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  createdAt: number;
+  expiresAt: number;
 }
 
 export interface CreditReservation {
@@ -155,6 +175,11 @@ export interface Store {
   releaseExpiredReservations(now: number): Promise<number>;
 
   usageSummary(query: UsageQuery): Promise<UsageRow[]>;
+
+  /** The recorded response of an Idempotency-Key, if any and not expired at `now`. */
+  getIdempotencyRecord(id: string, now: number): Promise<IdempotencyRecord | undefined>;
+  /** Deletes records expired at `now`, at most `limit` of them; returns how many. */
+  deleteExpiredIdempotencyRecords(now: number, limit: number): Promise<number>;
   /** One trivial query (`select 1`): resolves when the storage answers, for the readiness probe. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -45,6 +45,21 @@ export interface UsageRecordsTable {
   ended_at: number;
 }
 
+export interface IdempotencyRecordsTable {
+  id: string;
+  account_id: string;
+  fingerprint: string;
+  request_id: string;
+  status: number;
+  /** JSON text of the recorded headers. */
+  headers: string;
+  /** The body as text: UTF-8 as it was, or base64 when it is binary (see body_encoding). */
+  body: string;
+  body_encoding: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface ApiKeysTable {
   id: string;
   account_id: string;
@@ -66,4 +81,5 @@ export interface Database {
   ledger_entries: LedgerEntriesTable;
   credit_reservations: CreditReservationsTable;
   usage_records: UsageRecordsTable;
+  idempotency_records: IdempotencyRecordsTable;
 }

@@ -76,4 +76,22 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('usage_records_key_time').on('usage_records').columns(['api_key_id', 'started_at']).execute();
     },
   },
+  '0003_idempotency_records': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('idempotency_records')
+        .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('account_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('fingerprint', 'varchar(64)', (c) => c.notNull())
+        .addColumn('request_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('status', 'integer', (c) => c.notNull())
+        .addColumn('headers', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('body_encoding', 'varchar(8)', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('idempotency_records_expiry').on('idempotency_records').column('expires_at').execute();
+    },
+  },
 };

@@ -6,10 +6,12 @@ import { randomBytes } from 'node:crypto';
 import { Migrator, sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, AccountsTable, ApiKeysTable, LedgerEntriesTable } from './database.js';
 import { migrations } from './migrations.js';
+import { idempotencyRecordOf, idempotencyRow } from './idempotency-rows.js';
 import type {
   AccountRecord,
   ApiKeyRecord,
   CreditReservation,
+  IdempotencyRecord,
   KeyScope,
   KeyStatus,
   LedgerEntry,
@@ -192,7 +194,17 @@ export class SqlStore implements Store {
     const charges = settlements.flatMap((s) => (s.charge === null ? [] : [ledgerRow(s.charge, now)]));
     const releases = settlements.flatMap((s) => (s.releaseReservation ? [s.requestId] : []));
     const usage = settlements.flatMap((s) => (s.usage === null ? [] : [s.usage]));
+    const records = settlements.flatMap((s) => (s.idempotency == null ? [] : [idempotencyRow(s.idempotency)]));
     await this.db.transaction().execute(async (trx) => {
+      // In the charge's transaction: a response is recorded exactly when its charge is.
+      // A key whose record expired but was not swept yet takes the new one.
+      for (const record of records) {
+        await trx
+          .insertInto('idempotency_records')
+          .values(record)
+          .onConflict((oc) => oc.column('id').doUpdateSet(record).where('idempotency_records.expires_at', '<=', record.created_at))
+          .execute();
+      }
       if (charges.length > 0) {
         // Only the entries actually inserted move balances: a charge sent twice is charged once.
         const inserted = await trx
@@ -309,6 +321,17 @@ export class SqlStore implements Store {
       completionTokens: Number(r.completion_tokens),
       costMicros: Number(r.cost_micros),
     }));
+  }
+
+  async getIdempotencyRecord(id: string, now: number): Promise<IdempotencyRecord | undefined> {
+    const row = await this.db.selectFrom('idempotency_records').selectAll().where('id', '=', id).where('expires_at', '>', now).executeTakeFirst();
+    return row === undefined ? undefined : idempotencyRecordOf(row);
+  }
+
+  async deleteExpiredIdempotencyRecords(now: number, limit: number): Promise<number> {
+    const expired = this.db.selectFrom('idempotency_records').select('id').where('expires_at', '<=', now).limit(limit);
+    const result = await this.db.deleteFrom('idempotency_records').where('id', 'in', expired).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   async ping(): Promise<void> {

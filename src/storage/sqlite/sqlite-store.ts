@@ -10,6 +10,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../sql/database.js';
 import { SqlStore, newLedgerId } from '../sql/sql-store.js';
 import type { Settlement } from '../types.js';
+import { idempotencyRow } from '../sql/idempotency-rows.js';
 import type { Checkpointer } from './checkpointer.js';
 
 export class SqliteStore extends SqlStore {
@@ -55,9 +56,18 @@ function prepareCommit(sqlite: SQLite.Database): (settlements: readonly Settleme
     'insert into usage_records (request_id, account_id, api_key_id, model, provider, upstream_model, modality, prompt_tokens, completion_tokens, cost_micros, status, latency_ms, started_at, ended_at) ' +
       'values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (request_id) do nothing',
   );
+  const insertRecord = sqlite.prepare(
+    'insert into idempotency_records (id, account_id, fingerprint, request_id, status, headers, body, body_encoding, created_at, expires_at) ' +
+      'values (@id, @account_id, @fingerprint, @request_id, @status, @headers, @body, @body_encoding, @created_at, @expires_at) ' +
+      // A key whose record expired but was not swept yet takes the new one.
+      'on conflict (id) do update set account_id = excluded.account_id, fingerprint = excluded.fingerprint, request_id = excluded.request_id, status = excluded.status, ' +
+      'headers = excluded.headers, body = excluded.body, body_encoding = excluded.body_encoding, created_at = excluded.created_at, expires_at = excluded.expires_at ' +
+      'where idempotency_records.expires_at <= excluded.created_at',
+  );
   return sqlite.transaction((settlements: readonly Settlement[]) => {
     const now = Date.now();
-    for (const { requestId, charge, releaseReservation, usage } of settlements) {
+    for (const { requestId, charge, releaseReservation, usage, idempotency } of settlements) {
+      if (idempotency != null) insertRecord.run(idempotencyRow(idempotency));
       // Only a charge actually inserted moves the balance: a settlement sent twice charges once.
       if (charge !== null && insertCharge.run(newLedgerId(), charge.accountId, charge.kind, charge.amountMicros, charge.requestId, charge.apiKeyId, charge.note, now).changes > 0) {
         moveBalance.run(charge.amountMicros, charge.accountId);
