@@ -1,0 +1,119 @@
+/**
+ * Idempotency-Key (spec 4, rule 2): the first request with a key runs and its outcome is
+ * recorded; an identical resend gets the recorded response back; a resend while the first still
+ * runs, or with another body, is a 409. Finished records live in the store (they must outlive a
+ * restart); claims of running requests live in the configured claims backend (atomic across
+ * instances when shared). Expired records are swept.
+ */
+import type { Logger } from 'pino';
+import { GatewayError, toGatewayError } from '../errors/index.js';
+import type { IdempotencyRecord, Store } from '../storage/types.js';
+import type { IdempotencyClaims } from './claims.js';
+import { idempotencyRecordId } from './fingerprint.js';
+import { IdempotentCall } from './idempotent-call.js';
+
+export type IdempotencyStart = { readonly kind: 'execute'; readonly call: IdempotentCall } | { readonly kind: 'replay'; readonly record: IdempotencyRecord };
+
+export interface IdempotencySettings {
+  /** How long a finished request's record is replayed. */
+  readonly lifetimeMs: number;
+  /** How often expired records are deleted. */
+  readonly sweepEveryMs: number;
+}
+
+const SWEEP_BATCH = 1_000;
+/** Seconds a resend is told to wait for a request still running. */
+const IN_USE_RETRY_AFTER_S = 1;
+
+export class Idempotency {
+  private readonly sweeper: NodeJS.Timeout;
+  private sweeping: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly claims: IdempotencyClaims,
+    private readonly settings: IdempotencySettings,
+    private readonly logger: Logger,
+  ) {
+    this.sweeper = setInterval(() => void this.sweep(), settings.sweepEveryMs);
+    this.sweeper.unref();
+  }
+
+  /**
+   * Decides what a request with a key does: run (under a claim the caller must `finish`), or
+   * replay a recorded response; throws the 409s. Nothing is claimed when it throws or replays.
+   */
+  async start(accountId: string, key: string, fingerprint: string, requestId: string): Promise<IdempotencyStart> {
+    const id = idempotencyRecordId(accountId, key);
+    const recorded = await this.lookup(id);
+    if (recorded !== undefined) return replayOf(recorded, fingerprint);
+    const claim = await this.claims.claim(id, { fingerprint, requestId });
+    if (!claim.claimed) {
+      if (claim.holder.fingerprint !== fingerprint) throw reused(claim.holder.requestId);
+      throw new GatewayError('idempotency_key_in_use', `A request with this Idempotency-Key (${claim.holder.requestId}) is still running. Retry after ${IN_USE_RETRY_AFTER_S} second(s) to get its result.`, {
+        retryAfterSeconds: IN_USE_RETRY_AFTER_S,
+        // Unlike other 409s, waiting helps: the retry gets the recorded response.
+        shouldRetry: true,
+      });
+    }
+    // It may have finished between the lookup and the claim (its holder gave the claim back).
+    let finished: IdempotencyRecord | undefined;
+    try {
+      finished = await this.lookup(id);
+    } catch (err) {
+      await this.claims.release(id, requestId);
+      throw err;
+    }
+    if (finished !== undefined) {
+      await this.claims.release(id, requestId);
+      return replayOf(finished, fingerprint);
+    }
+    return { kind: 'execute', call: new IdempotentCall(this.claims, id, accountId, fingerprint, requestId, this.settings.lifetimeMs) };
+  }
+
+  private async lookup(id: string): Promise<IdempotencyRecord | undefined> {
+    try {
+      return await this.store.getIdempotencyRecord(id, Date.now());
+    } catch (err) {
+      throw new GatewayError('idempotency_unavailable', 'The store of idempotency records did not answer, so a request with an Idempotency-Key cannot be run safely now.', {
+        cause: toGatewayError(err),
+        retryAfterSeconds: 1,
+      });
+    }
+  }
+
+  /** Deletes expired records, a batch at a time. */
+  sweep(): Promise<void> {
+    this.sweeping ??= (async () => {
+      try {
+        let deleted: number;
+        do deleted = await this.store.deleteExpiredIdempotencyRecords(Date.now(), SWEEP_BATCH);
+        while (deleted === SWEEP_BATCH);
+      } catch (err) {
+        this.logger.warn({ err }, 'could not sweep expired idempotency records; trying again later');
+      } finally {
+        this.sweeping = null;
+      }
+    })();
+    return this.sweeping;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.sweeping;
+    await this.claims.close();
+  }
+}
+
+function replayOf(record: IdempotencyRecord, fingerprint: string): IdempotencyStart {
+  if (record.fingerprint !== fingerprint) throw reused(record.requestId);
+  return { kind: 'replay', record };
+}
+
+function reused(requestId: string): GatewayError {
+  return new GatewayError(
+    'idempotency_key_reused',
+    `This Idempotency-Key was already used by request ${requestId} with a different method, path or body. Use a new key, or resend the identical request.`,
+    { param: 'Idempotency-Key' },
+  );
+}
