@@ -23,6 +23,7 @@ import { ModelLimits } from '../core/model-limits.js';
 import { LimitPlans } from '../limits/plan.js';
 import { openLimiter, type OpenedLimiter } from '../limits/open-limiter.js';
 import { openBilling, type OpenedBilling } from '../billing/open-billing.js';
+import { openIdempotency, type OpenedIdempotency } from '../idempotency/open-idempotency.js';
 import { buildHttpServer } from '../http/server.js';
 import { LoadShedder } from '../http/load-shedder.js';
 import { InFlightWork } from '../http/in-flight-work.js';
@@ -58,6 +59,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
   let adapters: Map<string, ProviderAdapter> | undefined;
   let limits: OpenedLimiter | undefined;
   let billing: OpenedBilling | undefined;
+  let idempotency: OpenedIdempotency | undefined;
   let channel: RedisChannel<Invalidation> | undefined;
   let shedder: LoadShedder | undefined;
   try {
@@ -73,6 +75,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     const catalog = new ModelCatalog(config.models, Math.floor(Date.now() / 1000));
     limits = await openLimiter(config, logger, options.clock);
     billing = openBilling(config, store, logger);
+    idempotency = await openIdempotency(config, store, logger);
     const plans = new LimitPlans(config.tiers);
     const router = new Router(config.models, adapters, config.routing);
     const metrics = config.metrics.enabled ? new GatewayMetrics(() => router.routes()) : null;
@@ -115,11 +118,13 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
       work,
       readiness,
       metrics,
+      idempotency: { idempotency: idempotency.idempotency, limiter: limits.limiter, plans },
       admin: { store, keys, credits: billing.credits, tiers: Object.keys(config.tiers), adminToken: config.server.admin_token },
     });
     const openAdapters = adapters;
     const openLimits = limits;
     const openBillingParts = billing;
+    const openIdempotencyParts = idempotency;
     const openChannel = channel;
     let closing: Promise<void> | undefined;
     return {
@@ -141,6 +146,8 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
           accessLog?.close();
           // After the server stopped taking requests: every settlement is committed before the store closes.
           await openBillingParts.close();
+          // After the settlements: claims are given back once their records are committed.
+          await openIdempotencyParts.close();
           await openLimits.close();
           await openChannel?.close();
           await Promise.allSettled([...openAdapters.values()].map((a) => a.close()));
@@ -154,6 +161,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     if (adapters) await Promise.allSettled([...adapters.values()].map((a) => a.close()));
     await limits?.close();
     await billing?.close();
+    await idempotency?.close();
     await channel?.close();
     await store.close().catch(() => undefined);
     throw err;

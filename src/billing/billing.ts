@@ -7,6 +7,7 @@ import type { Settlement, UsageRecord } from '../storage/types.js';
 import { tokenCostMicros } from './pricing.js';
 import type { SettlementWriter } from './settlement-writer.js';
 import type { CreditGate, CreditHold } from './types.js';
+import type { PendingRecord } from '../idempotency/idempotent-call.js';
 
 export interface BilledRequest {
   readonly requestId: string;
@@ -27,6 +28,8 @@ export interface BillingOutcome {
   readonly status: number;
   readonly provider: string | null;
   readonly upstreamModel: string | null;
+  /** The response to record for the request's Idempotency-Key: committed with the charge. */
+  readonly record?: PendingRecord | null;
 }
 
 export class Billing {
@@ -76,9 +79,10 @@ export class Billing {
       charge: cost > 0 ? { accountId: request.accountId, kind: 'charge', amountMicros: -cost, requestId: request.requestId, apiKeyId: request.apiKeyId, note: null } : null,
       releaseReservation: hold?.inStore === true,
       usage: null,
+      idempotency: outcome.record?.record ?? null,
     };
-    // Nothing durable to wait for when nothing was charged or held in the store.
-    if (settlement.charge === null && !settlement.releaseReservation) return Promise.resolve();
-    return this.writer.commit(settlement, now);
+    // Nothing durable to wait for when nothing was charged, held in the store or recorded.
+    if (settlement.charge === null && !settlement.releaseReservation && settlement.idempotency === null) return Promise.resolve();
+    return this.writer.commit(settlement, now, outcome.record?.committed);
   }
 }

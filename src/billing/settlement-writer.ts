@@ -34,6 +34,8 @@ interface Pending {
   done: () => void;
 }
 
+const nothing = (): void => undefined;
+
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class SettlementWriter {
@@ -69,15 +71,17 @@ export class SettlementWriter {
   /**
    * Queues a settlement; resolves once it is committed, or after `waitMs` at most. `now`: when
    * the writer is idle, commit at once instead of at the end of the turn (a stream's end, whose
-   * last frames can then leave in the same socket write as [DONE]).
+   * last frames can then leave in the same socket write as [DONE]). `durable` is called when the
+   * settlement is really committed, however long that takes.
    */
-  commit(settlement: Settlement, now = false): Promise<void> {
+  commit(settlement: Settlement, now = false, durable: () => void = nothing): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, this.waitMs);
       timer.unref();
       const done = (): void => {
         clearTimeout(timer);
         resolve();
+        durable();
       };
       this.queue.push({ settlement, done });
       if (this.running === null) this.running = now ? this.drain() : nextTurn().then(() => this.drain());

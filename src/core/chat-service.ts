@@ -4,7 +4,7 @@
  * or a stream of SSE frames. Errors before the answer starts are thrown as GatewayError; errors
  * after a stream started become one error frame.
  */
-import { GatewayError, toGatewayError } from '../errors/index.js';
+import { GatewayError, envelopeJson, errorHeaders, toGatewayError } from '../errors/index.js';
 import { assertModelAllowed } from '../auth/authenticator.js';
 import type { Principal } from '../auth/principal.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
@@ -21,7 +21,8 @@ import type { ChatStream, StreamPiece } from '../providers/types.js';
 import { validateChatRequest } from '../validation/chat-request.js';
 import { AttemptCancellation, CallDeadlines, type DeadlineSettings } from './deadlines.js';
 import { requiredCapabilities, type Requirement } from './required-capabilities.js';
-import { DONE_FRAME, dataFrame, errorFrame } from './sse-frames.js';
+import { DONE_FRAME, SSE_CONTENT_HEADERS, dataFrame, errorFrame } from './sse-frames.js';
+import type { IdempotentCall } from '../idempotency/idempotent-call.js';
 import { ClientClosedError } from './client-closed.js';
 import type { Cancellation } from '../util/cancellation.js';
 
@@ -36,7 +37,11 @@ export interface ChatCallContext {
   budgetMs?: number;
   /** Set by the service: the route of the latest attempt, also when the request fails. */
   lastRoute?: ServedBy;
+  /** The Idempotency-Key claim the request runs under: its outcome is recorded with its charge. */
+  idempotency?: IdempotentCall;
 }
+
+const JSON_CONTENT = { 'content-type': 'application/json; charset=utf-8' } as const;
 
 export interface ServedBy {
   provider: string;
@@ -142,6 +147,7 @@ export class ChatService {
           const finished = route;
           const tally = new StreamTally({
             admission, billing: this.options.billing, billed, hold, stream: upstream, bound, request, servedBy,
+            recorder: ctx.idempotency ?? null,
             release: () => {
               deadlines.clear();
               attempt.detach();
@@ -168,9 +174,11 @@ export class ChatService {
         routes.forget();
         const usage = result.usage ?? estimatedUsage(request, result.completion);
         admission.settle({ tokens: usage.prompt_tokens + usage.completion_tokens, failed: false });
+        const body = result.rawJson ?? JSON.stringify(result.completion);
+        const record = ctx.idempotency?.recordFor(200, JSON_CONTENT, body) ?? null;
         // The charge is committed before the answer goes out: a client that has it was charged.
-        await this.options.billing.settle(billed, hold, { ...servedBy, promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, charged: true, status: 200 });
-        return { kind: 'json', body: result.rawJson ?? JSON.stringify(result.completion), usage: result.usage, servedBy, headers: admission.headers, upstreamMs };
+        await this.options.billing.settle(billed, hold, { ...servedBy, promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, charged: true, status: 200, record });
+        return { kind: 'json', body, usage: result.usage, servedBy, headers: admission.headers, upstreamMs };
       } catch (err) {
         attempt.detach();
         // Whatever the attempt left running upstream (a stream that failed before its first chunk) stops now.
@@ -191,7 +199,10 @@ export class ChatService {
         if (error.status === 502 || error.status === 503 || error.status === 504) routes.remember();
         admission.settle(failedSettlement(error));
         const answered = withHeaders(error, admission.headers);
-        void this.options.billing.settle(billed, hold, { ...servedBy, promptTokens: 0, completionTokens: 0, charged: false, status: answered.status });
+        const record = ctx.idempotency?.recordFor(answered.status, errorHeaders(answered), envelopeJson(answered)) ?? null;
+        const settled = this.options.billing.settle(billed, hold, { ...servedBy, promptTokens: 0, completionTokens: 0, charged: false, status: answered.status, record });
+        // A recorded outcome is committed before it is answered, so that a resend gets it back.
+        if (record !== null) await settled;
         throw answered;
       }
     }
@@ -218,11 +229,14 @@ export class ChatService {
             tally.produced += piece.tokens ?? 1;
           }
         }
-        if (frames !== '') yield frames;
+        if (frames !== '') {
+          tally.transcript?.push(frames);
+          yield frames;
+        }
       }
       tally.completed = true;
       // Committed before the stream's end reaches the client.
-      await tally.settle();
+      await tally.settle({ status: 200, frame: DONE_FRAME });
       yield DONE_FRAME;
     } catch (err) {
       if (ctx.controller.signal.reason instanceof ClientClosedError) return;
@@ -230,8 +244,9 @@ export class ChatService {
       const error = toGatewayError(err);
       if (!ctx.controller.aborted) noteRouteFault(route.health, error);
       if (error.status === 500) this.options.onInternalError(ctx.requestId, err);
-      await tally.settle();
-      yield errorFrame(error);
+      const frame = errorFrame(error);
+      await tally.settle({ status: error.status, frame });
+      yield frame;
     } finally {
       void tally.settle();
     }
@@ -266,8 +281,16 @@ interface StreamTallyParts {
   bound: TokenBound;
   request: ChatCompletionRequest;
   servedBy: ServedBy;
+  /** The Idempotency-Key claim, whose record is the stream as sent. */
+  recorder: IdempotentCall | null;
   /** Ends the attempt: its timers, its tie to the request, the route's in-flight count. */
   release: () => void;
+}
+
+/** How a stream ended, for its record: the outcome's status and the last frame sent. */
+interface StreamEnd {
+  status: number;
+  frame: string;
 }
 
 /**
@@ -283,13 +306,18 @@ class StreamTally {
   completed = false;
   /** The upstream failed before producing anything: not charged, and the daily cap gets the request back. */
   failed = false;
+  /** The frames sent, kept only when the stream is recorded for an Idempotency-Key. */
+  readonly transcript: string[] | null;
   private settled: Promise<void> | null = null;
 
-  constructor(private readonly parts: StreamTallyParts) {}
+  constructor(private readonly parts: StreamTallyParts) {
+    this.transcript = parts.recorder === null ? null : [];
+  }
 
-  settle(): Promise<void> {
+  /** `end`: how the stream ended, when it ended in a frame of its own (not cut off). */
+  settle(end?: StreamEnd): Promise<void> {
     if (this.settled !== null) return this.settled;
-    const { admission, billing, billed, hold, stream, bound, request, servedBy, release } = this.parts;
+    const { admission, billing, billed, hold, stream, bound, request, servedBy, release, recorder } = this.parts;
     release();
     const usage = stream.usage;
     const final = this.completed && usage !== null;
@@ -302,6 +330,7 @@ class StreamTally {
       completionTokens: completion,
       charged: !this.failed,
       status: 200,
+      record: end === undefined || this.transcript === null ? null : recorder?.recordFor(200, SSE_CONTENT_HEADERS, this.transcript.join('') + end.frame, end.status),
     }, true);
     return this.settled;
   }

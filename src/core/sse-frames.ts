@@ -6,6 +6,12 @@
  */
 import { envelopeJson, type GatewayError } from '../errors/index.js';
 
+/** The headers that describe an event stream (a replayed stream repeats them). */
+export const SSE_CONTENT_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+} as const;
+
 export const DONE_FRAME = 'data: [DONE]\n\n';
 
 export function dataFrame(json: string): string {

@@ -27,6 +27,7 @@ import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import type { LoadShedder } from './load-shedder.js';
 import type { InFlightWork } from './in-flight-work.js';
 import type { Readiness } from './readiness.js';
+import type { IdempotencyGuardDeps } from './idempotency-guard.js';
 import { ADMIN_PREFIX, adminPlugin, type AdminDeps } from '../admin/admin-plugin.js';
 
 export interface HttpServerDeps {
@@ -45,6 +46,8 @@ export interface HttpServerDeps {
   readiness: Readiness;
   /** Prometheus metrics at GET /metrics, or null when `metrics.enabled` is false. */
   metrics: GatewayMetrics | null;
+  /** Idempotency-Key handling for POSTs under /v1. */
+  idempotency: IdempotencyGuardDeps;
   /** The admin API under /admin/v1 (store, key cache, credit gate, tier names, admin token); left out: no admin routes. */
   admin?: AdminDeps;
 }
@@ -133,7 +136,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     (v1, _opts, done) => {
       v1.addHook('preHandler', authHook(deps.authenticator));
       modelRoutes(v1, deps.catalog, deps.limits, accessLog);
-      chatRoutes(v1, deps.chat, logger, accessLog, deps.work);
+      chatRoutes(v1, { chat: deps.chat, logger, accessLog, work: deps.work, idempotency: deps.idempotency });
       done();
     },
     { prefix: '/v1' },

@@ -4,6 +4,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { CancelSignal } from '../util/cancellation.js';
+import { SSE_CONTENT_HEADERS } from '../core/sse-frames.js';
 
 /** How long a cancelled stream's last frames may wait for a client that is slow to read them. */
 const FLUSH_GRACE_MS = 1_000;
@@ -31,27 +32,31 @@ function drained(res: ServerResponse, signal: CancelSignal): Promise<void> {
 }
 
 export const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache',
+  ...SSE_CONTENT_HEADERS,
   connection: 'keep-alive',
   'x-accel-buffering': 'no',
 } as const;
 
 /**
- * Writes every frame; returns false if the client went away before the end. Frames written in
+ * Writes every frame; returns false if the client went away before the end (with `readToEnd`,
+ * the frames are still read to their end, written nowhere). Frames written in
  * the same event-loop turn (one upstream read holds many events; a stream's last events, its
  * [DONE] and the end) are corked into one socket write instead of one write each: the cork is
  * lifted at the end of the turn, not of the tick, so that the [DONE] written after the charge's
  * commit still joins the last events.
  */
-export async function writeFrames(res: ServerResponse, frames: AsyncIterable<string>, signal: CancelSignal): Promise<boolean> {
+export async function writeFrames(res: ServerResponse, frames: AsyncIterable<string>, signal: CancelSignal, readToEnd = false): Promise<boolean> {
   let corked = false;
   const uncork = (): void => {
     corked = false;
     res.uncork();
   };
   for await (const frame of frames) {
-    if (res.destroyed) return false;
+    if (res.destroyed) {
+      // The stream is recorded for an Idempotency-Key: it runs to its end for the caller's resend.
+      if (readToEnd) continue;
+      return false;
+    }
     if (!corked) {
       corked = true;
       res.cork();
@@ -62,7 +67,7 @@ export async function writeFrames(res: ServerResponse, frames: AsyncIterable<str
       if (signal.aborted && res.writableNeedDrain) {
         // Cancelled, and the client is not reading: nothing more can reach it.
         res.destroy();
-        return false;
+        if (!readToEnd) return false;
       }
     }
   }

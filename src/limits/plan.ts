@@ -102,3 +102,8 @@ export class LimitPlans {
     return limits;
   }
 }
+
+/** The plan's requests-per-minute alone: what a replayed response counts (no tokens, no daily cap, no slot). */
+export function requestsOnly(plan: LimitPlan): LimitPlan {
+  return { ...plan, tokensPerMinute: null, daily: null, inFlight: null };
+}

@@ -10,25 +10,51 @@ import type { AccessLog } from '../access-log.js';
 import { auditOf } from '../request-state.js';
 import { BUDGET_HEADER, budgetFromHeader } from '../budget-header.js';
 import type { InFlightWork } from '../in-flight-work.js';
+import { REPLAYED, guardIdempotent, type IdempotencyGuardDeps } from '../idempotency-guard.js';
+import type { IdempotentCall } from '../../idempotency/idempotent-call.js';
+import { IDEMPOTENCY_HEADER } from '../../idempotency/idempotency-key.js';
 
-export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logger, accessLog: AccessLog, work: InFlightWork): void {
+export interface ChatRouteDeps {
+  readonly chat: ChatService;
+  readonly logger: Logger;
+  readonly accessLog: AccessLog;
+  readonly work: InFlightWork;
+  readonly idempotency: IdempotencyGuardDeps;
+}
+
+export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
+  const { chat, logger, accessLog, work } = deps;
   app.post('/chat/completions', { config: { endpoint: 'chat/completions' } }, async (request, reply) => {
     // Counted until the handler ends: by then its settlement is queued, even for a request a drain cut.
     work.begin();
     try {
-      return await handle(request, reply);
+      // Requests without the header skip the guard without an await.
+      const call = request.headers[IDEMPOTENCY_HEADER] === undefined ? null : await guardIdempotent(request, reply, deps.idempotency, 'chat');
+      if (call === REPLAYED) {
+        accessLog(reply, reply.statusCode);
+        return reply;
+      }
+      try {
+        return await handle(request, reply, call);
+      } finally {
+        void call?.finish();
+      }
     } finally {
       work.end();
     }
   });
 
-  async function handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+  async function handle(request: FastifyRequest, reply: FastifyReply, call: IdempotentCall | null): Promise<FastifyReply | undefined> {
     const controller = new Cancellation();
     const res = reply.raw;
-    // A caller that goes away stops the upstream call at once: no tokens burnt for nobody.
-    res.once('close', () => {
-      if (!res.writableFinished) controller.abort(new ClientClosedError());
-    });
+    // A caller that goes away stops the upstream call at once: no tokens burnt for nobody. Except
+    // under an Idempotency-Key: the request runs to its end and is recorded, so that the caller's
+    // resend gets the whole answer, charged once.
+    if (call === null) {
+      res.once('close', () => {
+        if (!res.writableFinished) controller.abort(new ClientClosedError());
+      });
+    }
     const model = (request.body as { model?: unknown } | null)?.model;
     const audit = auditOf(request);
     if (typeof model === 'string') audit.model = model;
@@ -39,6 +65,7 @@ export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logg
       bodyBytes: request.bodyBytes,
       budgetMs: budgetFromHeader(request.headers[BUDGET_HEADER]),
     };
+    if (call !== null) ctx.idempotency = call;
     let outcome;
     try {
       outcome = await chat.complete(request.body, ctx);
@@ -71,7 +98,7 @@ export function chatRoutes(app: FastifyInstance, chat: ChatService, logger: Logg
     audit.overheadMs = reply.elapsedTime - outcome.upstreamMs;
     try {
       res.writeHead(200, { ...SSE_HEADERS, ...outcome.headers, 'x-request-id': request.id });
-      completed = await writeFrames(res, outcome.frames, controller.signal);
+      completed = await writeFrames(res, outcome.frames, controller.signal, call !== null);
     } catch (err) {
       logger.error({ err, request_id: request.id }, 'stream relay failed');
       res.destroy();

@@ -1,0 +1,65 @@
+/**
+ * The HTTP side of Idempotency-Key for a POST under /v1: parse the header, then either let the
+ * request run under its claim, or answer it here with the recorded response (a replay), or throw
+ * the 400/409/503. A replay is counted against requests per minute, nothing else, and says what
+ * it is: `Idempotent-Replayed: true` and the original request's id in `X-Original-Request-Id`.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '../auth/principal.js';
+import type { Idempotency } from '../idempotency/idempotency.js';
+import type { IdempotentCall } from '../idempotency/idempotent-call.js';
+import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../idempotency/idempotency-key.js';
+import { requestFingerprint } from '../idempotency/fingerprint.js';
+import { requestsOnly, type LimitPlans } from '../limits/plan.js';
+import type { RateLimiter } from '../limits/types.js';
+import type { Modality } from '../protocol/modalities.js';
+import type { IdempotencyRecord } from '../storage/types.js';
+
+export const REPLAYED_HEADER = 'idempotent-replayed';
+export const ORIGINAL_REQUEST_HEADER = 'x-original-request-id';
+
+export interface IdempotencyGuardDeps {
+  readonly idempotency: Idempotency;
+  readonly limiter: RateLimiter;
+  readonly plans: LimitPlans;
+}
+
+/** Returned when the guard answered the request itself. */
+export const REPLAYED = Symbol('replayed');
+
+/**
+ * The claim to run under (the caller must `finish` it on every path), null when no key was sent,
+ * or REPLAYED once the recorded response has been sent.
+ */
+export async function guardIdempotent(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: IdempotencyGuardDeps,
+  modality: Modality,
+): Promise<IdempotentCall | null | typeof REPLAYED> {
+  const key = parseIdempotencyKey(request.headers[IDEMPOTENCY_HEADER]);
+  if (key === undefined) return null;
+  const principal = request.principal as Principal;
+  const path = request.url.split('?', 1)[0] ?? request.url;
+  const fingerprint = requestFingerprint(request.method, path, request.body);
+  const start = await deps.idempotency.start(principal.account.id, key, fingerprint, request.id);
+  if (start.kind === 'execute') return start.call;
+  await replay(request, reply, deps, modality, start.record);
+  return REPLAYED;
+}
+
+async function replay(request: FastifyRequest, reply: FastifyReply, deps: IdempotencyGuardDeps, modality: Modality, record: IdempotencyRecord): Promise<void> {
+  const principal = request.principal as Principal;
+  const model = (request.body as { model?: unknown } | null)?.model;
+  const plan = requestsOnly(deps.plans.planFor(principal.tier.name, typeof model === 'string' ? model : '', modality));
+  let limitHeaders: Readonly<Record<string, string>> = {};
+  if (plan.requestsPerMinute !== null) {
+    const admission = await deps.limiter.admit({ keyId: principal.key.id, requestId: request.id, plan, tokens: 0 });
+    admission.settle({ tokens: 0, failed: false });
+    limitHeaders = admission.headers;
+  }
+  reply
+    .code(record.status)
+    .headers({ ...record.headers, ...limitHeaders, 'x-request-id': request.id, [REPLAYED_HEADER]: 'true', [ORIGINAL_REQUEST_HEADER]: record.requestId })
+    .send(record.body);
+}
