@@ -1,0 +1,443 @@
+/**
+ * Idempotency-Key, black box, on both backends: memory claims over SQLite (one instance) and
+ * Redis claims over PostgreSQL (several instances), each against listening gateways. A response
+ * body carries its request's id (the mock's completion id is `chatcmpl-mock-<request id>`), so a
+ * replay is told from a second execution by its body alone; charges are read from the ledger.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { startGateway, type HarnessOptions, type RunningGateway } from '../support/gateway-harness.js';
+import { REDIS_URL, clearPrefix, redisAvailable, uniquePrefix } from '../support/redis.js';
+import { dropTestSchemas, freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
+
+const sharedUp = (await redisAvailable()) && (await postgresAvailable());
+const price = { input_per_million_tokens: 1_000, output_per_million_tokens: 2_000 };
+const model = (id: string, routes: unknown[], extra: Record<string, unknown> = {}) => ({
+  id,
+  capabilities: ['chat', 'streaming'],
+  context_window: 4096,
+  max_output_tokens: 1024,
+  price,
+  routes,
+  ...extra,
+});
+
+const BASE_CONFIG = {
+  providers: [
+    { id: 'mock', kind: 'mock' },
+    { id: 'slow', kind: 'mock', mock: { latency_ms: 400, chunk_delay_ms: 40 } },
+    { id: 'broken', kind: 'mock', mock: { fail_status: 500 } },
+    { id: 'picky', kind: 'mock', mock: { fail_status: 400, fail_message: 'bad field', faulty_requests: 1 } },
+  ],
+  models: [
+    model('mock-chat', [{ provider: 'mock', model: 'm' }]),
+    model('slow-chat', [{ provider: 'slow', model: 's' }]),
+    // One attempt per request: a failing first route answers 502 instead of failing over.
+    model('flaky-chat', [{ provider: 'broken', model: 'b', priority: 1 }, { provider: 'mock', model: 'm', priority: 2 }], { routing: { max_attempts: 1 } }),
+    model('picky-chat', [{ provider: 'picky', model: 'p' }]),
+  ],
+  tiers: {
+    standard: { models: ['*'], endpoints: ['*'] },
+    limited: { models: ['*'], endpoints: ['*'], limits: { requests_per_minute: 3, daily: { chat: 1 } } },
+  },
+};
+
+interface Backend {
+  name: string;
+  /** Options that put a gateway on this backend; the same `storage` for several gateways shares it. */
+  options(storage: Storage): HarnessOptions['config'];
+  storage(): Promise<Storage>;
+  cleanup(): Promise<void>;
+}
+
+interface Storage {
+  url: string;
+  prefix: string;
+}
+
+const tempDirs: string[] = [];
+const prefixes: string[] = [];
+
+const BACKENDS: Backend[] = [
+  {
+    name: 'memory claims over SQLite',
+    options: (storage) => ({ storage: { url: storage.url } }),
+    async storage() {
+      const dir = await mkdtemp(join(tmpdir(), 'tollgate-idem-'));
+      tempDirs.push(dir);
+      return { url: `sqlite://${join(dir, 'tollgate.db')}`, prefix: '' };
+    },
+    async cleanup() {
+      await Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true })));
+    },
+  },
+  {
+    name: 'Redis claims over PostgreSQL',
+    options: (storage) => ({ storage: { url: storage.url }, idempotency: { backend: 'redis' }, redis: { url: REDIS_URL, key_prefix: storage.prefix } }),
+    async storage() {
+      const prefix = uniquePrefix();
+      prefixes.push(prefix);
+      return { url: await freshSchemaUrl(), prefix };
+    },
+    async cleanup() {
+      await Promise.all(prefixes.map((p) => clearPrefix(p)));
+      await dropTestSchemas();
+    },
+  },
+];
+
+const KEYS = { main: { account: 'acct' }, other: { account: 'other' }, limited: { account: 'lim' } };
+const ACCOUNTS = { acct: 'standard', other: 'standard', lim: 'limited' };
+
+interface Answer {
+  status: number;
+  headers: Headers;
+  text: string;
+}
+
+let keyCounter = 0;
+/** A key no other test uses. */
+const newKey = (): string => `key-${process.pid}-${Date.now()}-${++keyCounter}`;
+
+async function post(gw: RunningGateway, body: string | Record<string, unknown>, headers: Record<string, string>, apiKey = gw.keys.main!): Promise<Answer> {
+  const res = await fetch(`${gw.baseURL}/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+const chatBody = (modelId = 'mock-chat', content = 'hello there', extra: Record<string, unknown> = {}) => ({ model: modelId, messages: [{ role: 'user', content }], max_tokens: 50, ...extra });
+
+async function charges(gw: RunningGateway, account = 'acct'): Promise<number> {
+  return (await gw.gateway.store.listLedger(account, 10_000)).filter((e) => e.kind === 'charge').length;
+}
+
+function errorCode(answer: Answer): string {
+  return (JSON.parse(answer.text) as { error: { code: string } }).error.code;
+}
+
+const isReplay = (answer: Answer): boolean => answer.headers.get('idempotent-replayed') === 'true';
+
+/** Resends until the answer is not "still running" (a request whose caller left finishes on its own). */
+async function resendUntilDone(send: () => Promise<Answer>, ms = 8_000): Promise<Answer> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const answer = await send();
+    if (answer.status !== 409 || errorCode(answer) !== 'idempotency_key_in_use' || Date.now() > deadline) return answer;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+afterAll(async () => {
+  for (const backend of BACKENDS) if (backend.name.startsWith('memory') || sharedUp) await backend.cleanup();
+});
+
+describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
+  let gw: RunningGateway;
+  let storage: Storage;
+  const shared = backend.name.startsWith('Redis');
+
+  async function start(extra: Record<string, unknown> = {}, on: Storage = storage, presetKeys?: Record<string, string>): Promise<RunningGateway> {
+    return startGateway({ accounts: ACCOUNTS, keys: KEYS, ...(presetKeys ? { presetKeys } : {}), config: { ...BASE_CONFIG, ...backend.options(on), ...extra } });
+  }
+
+  beforeAll(async () => {
+    if (shared && !sharedUp) throw new Error('Redis and PostgreSQL are required for this backend');
+    storage = await backend.storage();
+    gw = await start();
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('replays an identical resend byte for byte, with a fresh request id, without running or charging it again', async () => {
+    const key = newKey();
+    const first = await post(gw, chatBody(), { 'idempotency-key': key });
+    expect(first.status).toBe(200);
+    expect(isReplay(first)).toBe(false);
+    const charged = await charges(gw);
+    const balance = (await gw.gateway.store.getAccount('acct'))?.balanceMicros;
+
+    // The same body with its keys in another order and other white space is the same request.
+    const reordered = `{ "max_tokens": 50,\n  "messages": [ { "content": "hello there", "role": "user" } ],\n  "model": "mock-chat" }`;
+    const again = await post(gw, reordered, { 'idempotency-key': key });
+    expect(again.status).toBe(200);
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get('content-type')).toBe(first.headers.get('content-type'));
+    expect(isReplay(again)).toBe(true);
+    expect(again.headers.get('x-original-request-id')).toBe(first.headers.get('x-request-id'));
+    expect(again.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(again.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
+    expect(await charges(gw)).toBe(charged);
+    expect((await gw.gateway.store.getAccount('acct'))?.balanceMicros).toBe(balance);
+  });
+
+  it('takes a quoted key as the same key as its bare form', async () => {
+    const key = newKey();
+    const first = await post(gw, chatBody(), { 'idempotency-key': key });
+    const quoted = await post(gw, chatBody(), { 'idempotency-key': `"${key}"` });
+    expect(quoted.text).toBe(first.text);
+    expect(isReplay(quoted)).toBe(true);
+  });
+
+  it('answers 409 idempotency_key_reused to the same key with another body, and runs nothing', async () => {
+    const key = newKey();
+    const first = await post(gw, chatBody('mock-chat', 'first question'), { 'idempotency-key': key });
+    expect(first.status).toBe(200);
+    const charged = await charges(gw);
+    const other = await post(gw, chatBody('mock-chat', 'another question'), { 'idempotency-key': key });
+    expect(other.status).toBe(409);
+    expect(JSON.parse(other.text)).toEqual({
+      error: { type: 'invalid_request_error', code: 'idempotency_key_reused', param: 'Idempotency-Key', message: expect.stringContaining(first.headers.get('x-request-id')!) },
+    });
+    expect(other.headers.get('x-should-retry')).toBe('false');
+    expect(other.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(await charges(gw)).toBe(charged);
+  });
+
+  it('answers 409 idempotency_key_in_use with Retry-After while the first runs, then replays its result', async () => {
+    const key = newKey();
+    const running = post(gw, chatBody('slow-chat'), { 'idempotency-key': key });
+    await new Promise((r) => setTimeout(r, 150));
+    const early = await post(gw, chatBody('slow-chat'), { 'idempotency-key': key });
+    expect(early.status).toBe(409);
+    expect(JSON.parse(early.text).error).toMatchObject({ type: 'invalid_request_error', code: 'idempotency_key_in_use' });
+    expect(early.headers.get('retry-after')).toBe('1');
+    expect(early.headers.get('x-should-retry')).toBe('true');
+    // Another body under the running key is refused as reuse, and not run.
+    const different = await post(gw, chatBody('slow-chat', 'something else'), { 'idempotency-key': key });
+    expect(different.status).toBe(409);
+    expect(errorCode(different)).toBe('idempotency_key_reused');
+
+    const first = await running;
+    expect(first.status).toBe(200);
+    const later = await post(gw, chatBody('slow-chat'), { 'idempotency-key': key });
+    expect(later.text).toBe(first.text);
+    expect(isReplay(later)).toBe(true);
+  });
+
+  it('records a stream and replays the same frames; a resend during the stream is 409 in flight', async () => {
+    const key = newKey();
+    const body = chatBody('slow-chat', 'tell me a story please', { stream: true, stream_options: { include_usage: true } });
+    const res = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify(body),
+    });
+    expect(res.status).toBe(200);
+    const during = await post(gw, body, { 'idempotency-key': key });
+    expect(during.status).toBe(409);
+    expect(errorCode(during)).toBe('idempotency_key_in_use');
+    const original = await res.text();
+    expect(original.endsWith('data: [DONE]\n\n')).toBe(true);
+    const charged = await charges(gw);
+
+    const replay = await post(gw, body, { 'idempotency-key': key });
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(replay.text).toBe(original);
+    expect(isReplay(replay)).toBe(true);
+    expect(await charges(gw)).toBe(charged);
+  });
+
+  it('refuses a malformed Idempotency-Key with 400 naming the header, before running anything', async () => {
+    const charged = await charges(gw);
+    for (const bad of ['k'.repeat(256), 'two words', '"unterminated']) {
+      const answer = await post(gw, chatBody(), { 'idempotency-key': bad });
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.text).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_idempotency_key', param: 'Idempotency-Key' });
+      expect(JSON.parse(answer.text).error.message).toContain('Idempotency-Key');
+    }
+    expect(await charges(gw)).toBe(charged);
+  });
+
+  it('scopes keys to their account: the same key and body run once for each account', async () => {
+    const key = newKey();
+    const mine = await post(gw, chatBody(), { 'idempotency-key': key });
+    const theirs = await post(gw, chatBody(), { 'idempotency-key': key }, gw.keys.other);
+    expect(mine.status).toBe(200);
+    expect(theirs.status).toBe(200);
+    expect(isReplay(theirs)).toBe(false);
+    expect(theirs.text).not.toBe(mine.text);
+    expect(await charges(gw, 'other')).toBeGreaterThan(0);
+  });
+
+  it('does not record a 502: the resend is a new attempt and succeeds through another route', async () => {
+    const key = newKey();
+    const failed = await post(gw, chatBody('flaky-chat'), { 'idempotency-key': key });
+    expect(failed.status).toBe(502);
+    expect(errorCode(failed)).toBe('upstream_error');
+    const retried = await post(gw, chatBody('flaky-chat'), { 'idempotency-key': key });
+    expect(retried.status).toBe(200);
+    expect(isReplay(retried)).toBe(false);
+    const again = await post(gw, chatBody('flaky-chat'), { 'idempotency-key': key });
+    expect(again.text).toBe(retried.text);
+    expect(isReplay(again)).toBe(true);
+  });
+
+  it('records an outcome once execution began, a 4xx included: the resend gets the same 400 back', async () => {
+    const key = newKey();
+    const rejected = await post(gw, chatBody('picky-chat'), { 'idempotency-key': key });
+    expect(rejected.status).toBe(400);
+    expect(errorCode(rejected)).toBe('upstream_rejected_request');
+    // The provider would now accept it (it fails once only): a replay is the only way to get the 400 again.
+    const resent = await post(gw, chatBody('picky-chat'), { 'idempotency-key': key });
+    expect(resent.status).toBe(400);
+    expect(resent.text).toBe(rejected.text);
+    expect(isReplay(resent)).toBe(true);
+    expect(resent.headers.get('x-should-retry')).toBe('false');
+  });
+
+  it('does not bind a key to a request refused before it ran: the corrected body then runs under it', async () => {
+    const key = newKey();
+    const invalid = await post(gw, { model: 'mock-chat' }, { 'idempotency-key': key });
+    expect(invalid.status).toBe(400);
+    expect(errorCode(invalid)).toBe('missing_required_parameter');
+    const again = await post(gw, { model: 'mock-chat' }, { 'idempotency-key': key });
+    expect(again.status).toBe(400);
+    expect(isReplay(again)).toBe(false);
+    const corrected = await post(gw, chatBody(), { 'idempotency-key': key });
+    expect(corrected.status).toBe(200);
+    expect(isReplay(corrected)).toBe(false);
+  });
+
+  it('counts a replay against requests per minute, and against nothing else', async () => {
+    const key = newKey();
+    const apiKey = gw.keys.limited!;
+    const first = await post(gw, chatBody(), { 'idempotency-key': key }, apiKey);
+    expect(first.status).toBe(200);
+    // The daily cap (1) is used up: a new request is refused, a replay is not.
+    const fresh = await post(gw, chatBody('mock-chat', 'new question'), { 'idempotency-key': newKey() }, apiKey);
+    expect(fresh.status).toBe(429);
+    expect(errorCode(fresh)).toBe('daily_cap_exceeded');
+    const replay = await post(gw, chatBody(), { 'idempotency-key': key }, apiKey);
+    expect(replay.status).toBe(200);
+    expect(isReplay(replay)).toBe(true);
+    expect(replay.headers.get('x-ratelimit-remaining')).toBe('0');
+    // Three requests were counted this minute: the fourth, a replay too, is refused.
+    const over = await post(gw, chatBody(), { 'idempotency-key': key }, apiKey);
+    expect(over.status).toBe(429);
+    expect(errorCode(over)).toBe('requests_per_minute_exceeded');
+  });
+
+  it('runs and charges once for a resend storm from many concurrent clients', async () => {
+    const key = newKey();
+    const charged = await charges(gw);
+    const answers = await Promise.all(Array.from({ length: 30 }, () => post(gw, chatBody('slow-chat', 'storm'), { 'idempotency-key': key })));
+    const executed = answers.filter((a) => a.status === 200 && !isReplay(a));
+    expect(executed).toHaveLength(1);
+    for (const answer of answers.filter((a) => a !== executed[0])) {
+      if (answer.status === 200) expect(answer.text).toBe(executed[0]!.text);
+      else expect(errorCode(answer)).toBe('idempotency_key_in_use');
+    }
+    expect(await charges(gw)).toBe(charged + 1);
+  });
+
+  it('gives every official SDK client of a storm the one result, retrying the 409 by itself', async () => {
+    const key = newKey();
+    const charged = await charges(gw);
+    const clients = Array.from({ length: 8 }, () => new OpenAI({ apiKey: gw.keys.main!, baseURL: gw.baseURL, maxRetries: 4 }));
+    const completions = await Promise.all(
+      clients.map((client) =>
+        client.chat.completions.create({ model: 'slow-chat', messages: [{ role: 'user', content: 'sdk storm' }], max_tokens: 50 }, { headers: { 'Idempotency-Key': key } }),
+      ),
+    );
+    expect(new Set(completions.map((c) => c.id)).size).toBe(1);
+    expect(await charges(gw)).toBe(charged + 1);
+  });
+
+  it('keeps running a request whose caller left, and replays the whole answer to its resend', async () => {
+    const key = newKey();
+    const body = chatBody('slow-chat', 'one two three four five six seven', { stream: true });
+    const controller = new AbortController();
+    const res = await fetch(`${gw.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify(body),
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    await reader.read();
+    controller.abort();
+    const charged = await charges(gw);
+
+    const replay = await resendUntilDone(() => post(gw, body, { 'idempotency-key': key }));
+    expect(replay.status).toBe(200);
+    expect(isReplay(replay)).toBe(true);
+    expect(replay.text).toContain('one two three four five six seven'.split(' ').at(-1));
+    expect(replay.text.endsWith('data: [DONE]\n\n')).toBe(true);
+    expect(await charges(gw)).toBe(charged + 1);
+  });
+
+  it('runs a key again once its record expired', async () => {
+    const short = await start({ idempotency: { ...(shared ? { backend: 'redis' } : {}), lifetime_ms: 1_000 } });
+    try {
+      const key = newKey();
+      const first = await post(short, chatBody(), { 'idempotency-key': key });
+      await new Promise((r) => setTimeout(r, 1_100));
+      const second = await post(short, chatBody(), { 'idempotency-key': key });
+      expect(second.status).toBe(200);
+      expect(isReplay(second)).toBe(false);
+      expect(second.text).not.toBe(first.text);
+      const third = await post(short, chatBody(), { 'idempotency-key': key });
+      expect(third.text).toBe(second.text);
+    } finally {
+      await short.close();
+    }
+  });
+
+  it('keeps its records over a restart of the gateway', async () => {
+    const own = await backend.storage();
+    const before = await start({}, own);
+    const key = newKey();
+    let first: Answer;
+    try {
+      first = await post(before, chatBody(), { 'idempotency-key': key });
+      expect(first.status).toBe(200);
+    } finally {
+      await before.close();
+    }
+    const after = await start({}, own, before.keys);
+    try {
+      const resent = await post(after, chatBody(), { 'idempotency-key': key });
+      expect(resent.text).toBe(first.text);
+      expect(isReplay(resent)).toBe(true);
+    } finally {
+      await after.close();
+    }
+  });
+});
+
+describe('Idempotency-Key across instances (Redis claims over PostgreSQL)', () => {
+  const backend = BACKENDS[1]!;
+  beforeAll(() => {
+    if (!sharedUp) throw new Error('Redis and PostgreSQL are required for this test');
+  });
+
+  it('runs a key once when two instances receive it at the same instant', async () => {
+    const storage = await backend.storage();
+    const start = (presetKeys?: Record<string, string>) =>
+      startGateway({ accounts: ACCOUNTS, keys: KEYS, ...(presetKeys ? { presetKeys } : {}), config: { ...BASE_CONFIG, ...backend.options(storage) } });
+    const gw = await start();
+    const other = await start(gw.keys);
+    try {
+      const key = newKey();
+      const charged = await charges(gw);
+      const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => post(i % 2 === 0 ? gw : other, chatBody('slow-chat', 'two instances'), { 'idempotency-key': key })));
+      const executed = answers.filter((a) => a.status === 200 && !isReplay(a));
+      expect(executed).toHaveLength(1);
+      expect(answers.every((a) => a.status === 200 || errorCode(a) === 'idempotency_key_in_use')).toBe(true);
+      expect(await charges(gw)).toBe(charged + 1);
+      const replayed = await post(other, chatBody('slow-chat', 'two instances'), { 'idempotency-key': key });
+      expect(replayed.text).toBe(executed[0]!.text);
+    } finally {
+      await other.close();
+      await gw.close();
+    }
+  });
+});
