@@ -441,3 +441,20 @@ describe('Idempotency-Key across instances (Redis claims over PostgreSQL)', () =
     }
   });
 });
+
+describe('Idempotency-Key while the claims Redis is unreachable', () => {
+  it('refuses requests with a key with 503 idempotency_unavailable, and serves the others', async () => {
+    const gw = await startGateway({ accounts: ACCOUNTS, keys: KEYS, config: { ...BASE_CONFIG, idempotency: { backend: 'redis' }, redis: { url: 'redis://127.0.0.1:1', key_prefix: uniquePrefix(), command_timeout_ms: 100 } } });
+    try {
+      const keyed = await post(gw, chatBody(), { 'idempotency-key': newKey() });
+      expect(keyed.status).toBe(503);
+      expect(JSON.parse(keyed.text).error).toMatchObject({ type: 'service_unavailable', code: 'idempotency_unavailable' });
+      expect(keyed.headers.get('retry-after')).toBe('1');
+      const plain = await post(gw, chatBody(), {});
+      expect(plain.status).toBe(200);
+      expect(await charges(gw)).toBe(1);
+    } finally {
+      await gw.close();
+    }
+  });
+});
