@@ -8,13 +8,9 @@ import { MemoryClaims } from './memory-claims.js';
 import { RedisClaims } from './redis-claims.js';
 
 const SWEEP_EVERY_MS = 60_000;
-/** How long start-up waits for Redis; after that requests with a key get 503 until it is back. */
-const STARTUP_WAIT_MS = 3_000;
 
 export interface OpenedIdempotency {
   readonly idempotency: Idempotency;
-  /** The claims' Redis connection, for the readiness probe; null with memory claims. */
-  readonly redis: Pick<RedisConnection, 'ready'> | null;
   close(): Promise<void>;
 }
 
@@ -27,18 +23,13 @@ export async function openIdempotency(config: Config, store: Store, logger: Logg
     }
     const idempotency = new Idempotency(store, new MemoryClaims(), settings, logger);
     void idempotency.sweep();
-    return { idempotency, redis: null, close: () => idempotency.close() };
+    return { idempotency, close: () => idempotency.close() };
   }
-  const connection = new RedisConnection(
-    { url: redisConfig.url, commandTimeoutMs: redisConfig.command_timeout_ms, outageEffect: 'requests with an Idempotency-Key are refused with 503' },
-    logger,
-  );
-  if (!(await connection.waitReady(STARTUP_WAIT_MS))) connection.markDown(new Error(`no connection within ${STARTUP_WAIT_MS} ms of start`));
+  const connection = await RedisConnection.open(redisConfig, 'requests with an Idempotency-Key are refused with 503', logger);
   const idempotency = new Idempotency(store, new RedisClaims(connection, redisConfig.key_prefix, logger), settings, logger);
   void idempotency.sweep();
   return {
     idempotency,
-    redis: connection,
     async close() {
       await idempotency.close();
       await connection.close();

@@ -9,8 +9,6 @@ import type { RateLimiter } from './types.js';
 
 /** In-flight slots outlive the longest request by this much before a dead instance's slot frees itself. */
 const IN_FLIGHT_MARGIN_MS = 60_000;
-/** How long start-up waits for Redis before serving on the outage policy. */
-const STARTUP_WAIT_MS = 3_000;
 
 export interface OpenedLimiter {
   readonly limiter: RateLimiter;
@@ -26,15 +24,11 @@ export async function openLimiter(config: Config, logger: Logger, clock: () => n
     return { limiter, redis: null, close: () => limiter.close() };
   }
   const policy = config.limits.on_redis_unavailable;
-  const connection = new RedisConnection(
-    {
-      url: redisConfig.url,
-      commandTimeoutMs: redisConfig.command_timeout_ms,
-      outageEffect: policy === 'local' ? 'rate limits are counted by each instance alone' : 'rate-limited requests are refused with 503',
-    },
+  const connection = await RedisConnection.open(
+    redisConfig,
+    policy === 'local' ? 'rate limits are counted by each instance alone' : 'rate-limited requests are refused with 503',
     logger,
   );
-  if (!(await connection.waitReady(STARTUP_WAIT_MS))) connection.markDown(new Error(`no connection within ${STARTUP_WAIT_MS} ms of start`));
   const shared = new RedisLimiter(connection, {
     keyPrefix: redisConfig.key_prefix,
     inFlightTtlMs: config.generation.budget_ms + IN_FLIGHT_MARGIN_MS,

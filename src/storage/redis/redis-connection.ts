@@ -14,7 +14,21 @@ export interface RedisConnectionOptions {
   readonly outageEffect: string;
 }
 
+/** How long start-up waits for Redis before serving on each part's outage policy. */
+const STARTUP_WAIT_MS = 3_000;
+
 export class RedisConnection {
+  /**
+   * Connects and waits for the first connection at most STARTUP_WAIT_MS, so that a gateway
+   * starting beside a healthy Redis uses it from its first request; past that, an unreachable
+   * Redis is an outage like any other.
+   */
+  static async open(config: { url: string; command_timeout_ms: number }, outageEffect: string, logger: Logger): Promise<RedisConnection> {
+    const connection = new RedisConnection({ url: config.url, commandTimeoutMs: config.command_timeout_ms, outageEffect }, logger);
+    if (!(await connection.waitReady(STARTUP_WAIT_MS))) connection.markDown(new Error(`no connection within ${STARTUP_WAIT_MS} ms of start`));
+    return connection;
+  }
+
   readonly client: Redis;
   private down = false;
   private connections = 0;
