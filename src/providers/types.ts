@@ -5,6 +5,7 @@
  */
 import type { Capability } from '../protocol/capabilities.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from '../protocol/chat.js';
+import type { EmbeddingsRequest } from '../protocol/embeddings.js';
 import type { CancelSignal } from '../util/cancellation.js';
 
 export interface ChatCall {
@@ -45,6 +46,26 @@ export interface ChatStream extends AsyncIterable<readonly StreamPiece[]> {
   readonly usage: Usage | null;
 }
 
+export interface EmbeddingsCall {
+  /** The caller's validated request. `model` is still the public id; use `upstreamModel` upstream. */
+  readonly request: EmbeddingsRequest;
+  readonly upstreamModel: string;
+  readonly signal: CancelSignal;
+  readonly requestId: string;
+}
+
+export interface EmbeddingsResult {
+  /** One vector per input, in input order (empty when `rawJson` is given). */
+  readonly vectors: ReadonlyArray<ArrayLike<number>>;
+  /** Prompt tokens as the upstream counted them, or null when it does not say. */
+  readonly promptTokens: number | null;
+  /**
+   * The upstream body exactly as received, when it is already OpenAI's response in the caller's
+   * `encoding_format`: relayed as is.
+   */
+  readonly rawJson?: string;
+}
+
 export interface ProviderAdapter {
   /** The provider id from the configuration. */
   readonly id: string;
@@ -58,6 +79,8 @@ export interface ProviderAdapter {
    * still becomes an HTTP error status; later faults surface while iterating.
    */
   chatStream(call: ChatCall): Promise<ChatStream>;
+  /** Embeddings; absent when the adapter implements none (`implements('embeddings')` is then false). */
+  embeddings?(call: EmbeddingsCall): Promise<EmbeddingsResult>;
   /** Release pooled connections. */
   close(): Promise<void>;
 }
