@@ -19,6 +19,7 @@ import type { ProviderAdapter } from '../providers/types.js';
 import { Router } from '../routing/router.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { ChatService } from '../core/chat-service.js';
+import { UnaryService } from '../core/unary-service.js';
 import { ModelLimits } from '../core/model-limits.js';
 import { LimitPlans } from '../limits/plan.js';
 import { openLimiter, type OpenedLimiter } from '../limits/open-limiter.js';
@@ -80,15 +81,16 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     const router = new Router(config.models, adapters, config.routing);
     const metrics = config.metrics.enabled ? new GatewayMetrics(() => router.routes()) : null;
     if (metrics !== null) billing.billing.onCharge = (model, micros) => metrics.charged(model, micros);
-    const chat = new ChatService({
+    const pipeline = {
       catalog,
       router,
       limiter: limits.limiter,
       plans,
       billing: billing.billing,
       deadlines: { budgetMs: config.generation.budget_ms, upstreamTimeoutMs: config.upstream.timeout_ms, idleTimeoutMs: config.upstream.idle_timeout_ms },
-      onInternalError: (requestId, err) => logger.error({ err, request_id: requestId }, 'unexpected fault in a stream'),
-    });
+    };
+    const chat = new ChatService({ ...pipeline, onInternalError: (requestId, err) => logger.error({ err, request_id: requestId }, 'unexpected fault in a stream') });
+    const unary = new UnaryService(pipeline);
     // Access lines are info-level: a configured level above info turns them off with the rest.
     const accessLog = config.log.requests && ['info', 'debug', 'trace'].includes(config.log.level) ? new AccessLogWriter(options.accessLogStream) : null;
     shedder = new LoadShedder({ maxInFlight: config.server.max_in_flight, maxEventLoopDelayMs: config.server.max_event_loop_delay_ms, logger });
@@ -113,6 +115,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
       authenticator: new Authenticator(keys, tiers),
       catalog,
       chat,
+      unary,
       limits: new ModelLimits(limits.limiter, plans),
       shedder,
       work,

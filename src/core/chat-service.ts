@@ -5,9 +5,11 @@
  * after a stream started become one error frame.
  */
 import { GatewayError, envelopeJson, errorHeaders, toGatewayError } from '../errors/index.js';
-import { assertModelAllowed } from '../auth/authenticator.js';
 import type { Principal } from '../auth/principal.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
+import { assertModelCapabilities, modelFor } from './model-checks.js';
+import { failedSettlement, withHeaders } from './call-failure.js';
+import type { ServedBy } from './route-attempts.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from '../protocol/chat.js';
 import { estimateMessagesTokens } from '../protocol/token-estimate.js';
 import { chatTokenBound, type TokenBound } from '../protocol/token-bound.js';
@@ -43,10 +45,7 @@ export interface ChatCallContext {
 
 const JSON_CONTENT = { 'content-type': 'application/json; charset=utf-8' } as const;
 
-export interface ServedBy {
-  provider: string;
-  upstreamModel: string;
-}
+export type { ServedBy } from './route-attempts.js';
 
 export type ChatOutcome =
   | { kind: 'json'; body: string; usage: Usage | null; servedBy: ServedBy; headers: Readonly<Record<string, string>>; upstreamMs: number }
@@ -80,12 +79,8 @@ export class ChatService {
 
   async complete(body: unknown, ctx: ChatCallContext): Promise<ChatOutcome> {
     const request = validateChatRequest(body);
-    const model = this.options.catalog.get(request.model);
-    if (model === undefined) {
-      throw new GatewayError('model_not_found', `The model "${request.model}" does not exist. Check the id against GET /v1/models.`, { param: 'model' });
-    }
     const { principal } = ctx;
-    assertModelAllowed(principal, model.id);
+    const model = modelFor(this.options.catalog, request.model, principal);
     const needs = requiredCapabilities(request);
     checkAgainstModel(request, model, needs);
     const routes = this.options.router.plan(model, needs, principal.key.id);
@@ -253,12 +248,6 @@ export class ChatService {
   }
 }
 
-function withHeaders(err: unknown, headers: Readonly<Record<string, string>>): GatewayError {
-  const error = toGatewayError(err);
-  Object.assign(error.headers, headers);
-  return error;
-}
-
 /** For an upstream that answered without usage: the prompt's estimate and about four characters a completion token. */
 function estimatedUsage(request: ChatCompletionRequest, completion: ChatCompletion): Usage {
   let chars = 0;
@@ -336,13 +325,6 @@ class StreamTally {
   }
 }
 
-/** Errors where the upstream said no or could not be reached used no tokens; after others (timeouts, a caller gone) the upstream may have worked, so the reservation stands. */
-const NOTHING_USED = new Set<string>(['upstream_error', 'upstream_unavailable', 'upstream_unreachable', 'upstream_auth_failed', 'upstream_rejected_request', 'capability_not_implemented']);
-
-function failedSettlement(err: unknown): { tokens: number | null; failed: boolean } {
-  return { tokens: err instanceof GatewayError && NOTHING_USED.has(err.code) ? 0 : null, failed: true };
-}
-
 function tooManyTokens(bound: TokenBound, limit: number, outputField: string): GatewayError {
   return new GatewayError(
     'request_exceeds_token_limit',
@@ -353,11 +335,7 @@ function tooManyTokens(bound: TokenBound, limit: number, outputField: string): G
 
 /** Rules that need the model: capabilities, the output cap and the context window. */
 function checkAgainstModel(request: ChatCompletionRequest, model: CatalogModel, needs: readonly Requirement[]): void {
-  for (const { capability, param } of needs) {
-    if (!model.capabilities.has(capability)) {
-      throw new GatewayError('model_capability_missing', `The model "${model.id}" does not support ${capability} (needed by ${param}).`, { param });
-    }
-  }
+  assertModelCapabilities(model, needs);
   const limit = model.config.max_output_tokens;
   const maxField = request.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
   const maxOutput = request.max_completion_tokens ?? request.max_tokens ?? null;

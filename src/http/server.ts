@@ -20,6 +20,9 @@ import { newRequestId } from './request-id.js';
 import { sendError } from './send-error.js';
 import { accessLogFor } from './access-log.js';
 import { chatRoutes } from './routes/chat.js';
+import { unaryRoutes } from './routes/unary.js';
+import type { UnaryService } from '../core/unary-service.js';
+import { embeddingsOperation } from '../core/operations/embeddings.js';
 import { modelRoutes } from './routes/models.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -38,6 +41,8 @@ export interface HttpServerDeps {
   authenticator: Authenticator;
   catalog: ModelCatalog;
   chat: ChatService;
+  /** Every POST answered in one piece outside chat (embeddings). */
+  unary: UnaryService;
   limits: ModelLimits;
   /** Refuses requests before Fastify sees them: over the in-flight cap, a lagging event loop, draining. */
   shedder: LoadShedder;
@@ -137,6 +142,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
       v1.addHook('preHandler', authHook(deps.authenticator));
       modelRoutes(v1, deps.catalog, deps.limits, accessLog);
       chatRoutes(v1, { chat: deps.chat, logger, accessLog, work: deps.work, idempotency: deps.idempotency });
+      unaryRoutes(v1, [{ path: '/embeddings', operation: embeddingsOperation }], { service: deps.unary, accessLog, work: deps.work, idempotency: deps.idempotency });
       done();
     },
     { prefix: '/v1' },

@@ -10,6 +10,7 @@
 import { listenLocal } from '../support/local-server.js';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
+import { fakeEmbeddings } from './openai-embeddings.js';
 
 export interface FakeOpenAI {
   /** http://127.0.0.1:PORT/v1 */
@@ -91,6 +92,7 @@ function handle(req: IncomingMessage, res: ServerResponse, path: string, parsed:
     const given = auth.replace(/^Bearer\s*/i, '');
     return sendError(res, 401, 'invalid_request_error', 'invalid_api_key', `Incorrect API key provided: ${mask(given)}. You can find your API key in your account settings.`);
   }
+  if (req.method === 'POST' && path.split('?')[0] === '/v1/embeddings') return embeddings(res, parsed, b);
   if (req.method !== 'POST' || path.split('?')[0] !== '/v1/chat/completions') {
     return sendError(res, 404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${req.method ?? 'GET'} ${path}.`);
   }
@@ -134,6 +136,20 @@ function handle(req: IncomingMessage, res: ServerResponse, path: string, parsed:
     case 'stream_error':
       return stream ? streamText(res, body, FAKE_DEFAULT_REPLY, b) : sendJson(res, 200, textCompletion(body, FAKE_DEFAULT_REPLY));
   }
+}
+
+function embeddings(res: ServerResponse, parsed: unknown, b: OpenAIBehaviour): void {
+  if (b.kind === 'error') {
+    if (b.retryAfter !== undefined) res.setHeader('retry-after', b.retryAfter);
+    return sendError(res, b.status, b.type, b.code, b.message, b.param ?? null);
+  }
+  if (b.kind === 'malformed') {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"object":"list","data":[{"object":"embedding",');
+    return;
+  }
+  const answer = fakeEmbeddings(typeof parsed === 'object' && parsed !== null ? parsed : {});
+  sendJson(res, answer.status, answer.body);
 }
 
 // ---- non-streaming ---------------------------------------------------------------------------

@@ -11,7 +11,9 @@ import type { ChatCompletion, ChatCompletionChunk, Usage } from '../../protocol/
 import { estimateMessagesTokens } from '../../protocol/token-estimate.js';
 import { upstreamFault, upstreamStatusError } from '../upstream/upstream-faults.js';
 import { sleep, type CancelSignal } from '../../util/cancellation.js';
-import type { ChatCall, ChatResult, ChatStream, ProviderAdapter, StreamPiece } from '../types.js';
+import type { ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ProviderAdapter, StreamPiece } from '../types.js';
+import { mockEmbeddings } from './embeddings.js';
+import { estimateEmbeddingsTokens } from '../../protocol/embeddings-tokens.js';
 import { mockChoice, type MockChoice } from './reply.js';
 
 const DEFAULTS: MockOptions = { latency_ms: 0, chunk_delay_ms: 0, malformed: false, hang: false, crash: false, missing_capabilities: [] };
@@ -41,7 +43,7 @@ export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
     return Array.from({ length: n }, () => mockChoice(call.request, call.requestId, options.reply));
   }
 
-  async function fail(call: ChatCall): Promise<void> {
+  async function fail(call: { signal: CancelSignal }): Promise<void> {
     if (options.hang) await wait(2 ** 31 - 1, call.signal);
     if (options.fail_status !== undefined) {
       throw upstreamStatusError(provider.id, options.fail_status, options.fail_message ?? 'mock failure', options.retry_after_seconds?.toString());
@@ -129,6 +131,12 @@ export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
         },
         [Symbol.asyncIterator]: () => generator,
       };
+    },
+
+    async embeddings(call: EmbeddingsCall): Promise<EmbeddingsResult> {
+      if (options.latency_ms > 0) await wait(options.latency_ms, call.signal);
+      if (faulty()) await fail(call);
+      return { vectors: mockEmbeddings(call.request.input, call.request.dimensions), promptTokens: estimateEmbeddingsTokens(call.request.input) };
     },
 
     close(): Promise<void> {

@@ -5,7 +5,9 @@
  */
 import type { ProviderConfig } from '../../config/schema.js';
 import type { ChatCompletion } from '../../protocol/chat.js';
-import type { AdapterOptions, ChatCall, ChatResult, ChatStream, ProviderAdapter } from '../types.js';
+import type { AdapterOptions, ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ProviderAdapter } from '../types.js';
+import { EMBEDDINGS_PATH, embeddingsBody, embeddingsResult } from './embeddings.js';
+import { embeddingsInputCount } from '../../protocol/embeddings-tokens.js';
 import { UpstreamClient, discardBody, headerValue, readBodyText, type UpstreamResponse } from '../upstream/upstream-client.js';
 import { chatBody, streamBody } from './request-body.js';
 import { errorDetail, malformed, reportedError, statusError } from './errors.js';
@@ -26,8 +28,8 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
   const headers = UpstreamClient.headers(upstreamHeaders(provider, apiKey));
   const providerId = provider.id;
 
-  async function send(body: string, signal: CancelSignal): Promise<UpstreamResponse> {
-    const res = await client.post(PATH, body, headers, signal);
+  async function send(body: string, signal: CancelSignal, path = PATH): Promise<UpstreamResponse> {
+    const res = await client.post(path, body, headers, signal);
     if (res.status < 200 || res.status >= 300) throw await statusError(providerId, apiKey, res, signal);
     return res;
   }
@@ -65,6 +67,11 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
         throw malformed(providerId, `a streaming answer with content-type "${type ?? 'none'}" instead of text/event-stream`);
       }
       return new OpenAIChatStream(res, { providerId, apiKey, signal: call.signal });
+    },
+
+    async embeddings(call: EmbeddingsCall): Promise<EmbeddingsResult> {
+      const res = await send(embeddingsBody(call), call.signal, EMBEDDINGS_PATH);
+      return embeddingsResult(providerId, apiKey, await readBodyText(res, call.signal), embeddingsInputCount(call.request.input));
     },
 
     close: () => client.close(),

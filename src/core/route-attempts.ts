@@ -1,0 +1,76 @@
+/**
+ * Failover for a call answered in one piece (not streamed): the plan's routes are called in turn,
+ * each attempt under the request's deadlines, until one answers or a failure is not the route's
+ * (an upstream 400, the gateway's own fault, a caller gone, a budget spent). Every attempt tells
+ * its route's health how it went.
+ */
+import { toGatewayError } from '../errors/index.js';
+import type { RoutePlan, RouteTarget } from '../routing/router.js';
+import { isRouteFault, noteRouteFault } from '../routing/failover.js';
+import type { Cancellation, CancelSignal } from '../util/cancellation.js';
+import { AttemptCancellation, type CallDeadlines } from './deadlines.js';
+
+export interface ServedBy {
+  provider: string;
+  upstreamModel: string;
+}
+
+export interface AttemptContext {
+  /** The request's one controller: aborted when the caller goes away or a deadline passes. */
+  readonly controller: Cancellation;
+  /** Set here: the route of the latest attempt, also when the request fails. */
+  lastRoute?: ServedBy;
+}
+
+export interface Answered<T> {
+  readonly result: T;
+  readonly servedBy: ServedBy;
+  /** Time the answering attempt took. */
+  readonly upstreamMs: number;
+}
+
+/** Throws the last attempt's failure as a GatewayError; after a 502/503/504 the plan remembers the routes that failed the caller. */
+export async function callRoutes<T>(
+  routes: RoutePlan,
+  first: RouteTarget,
+  ctx: AttemptContext,
+  deadlines: CallDeadlines,
+  call: (route: RouteTarget, signal: CancelSignal) => Promise<T>,
+): Promise<Answered<T>> {
+  let route = first;
+  for (;;) {
+    const attempt = new AttemptCancellation(ctx.controller);
+    deadlines.startAttempt(attempt);
+    const servedBy = { provider: route.provider, upstreamModel: route.upstreamModel };
+    ctx.lastRoute = servedBy;
+    const started = performance.now();
+    try {
+      const result = await call(route, attempt.signal);
+      const upstreamMs = performance.now() - started;
+      deadlines.clear();
+      attempt.detach();
+      route.health.succeeded(upstreamMs);
+      route.health.release();
+      routes.forget();
+      return { result, servedBy, upstreamMs };
+    } catch (err) {
+      attempt.detach();
+      attempt.abort(err);
+      route.health.release();
+      const error = toGatewayError(err);
+      const callerGone = ctx.controller.aborted;
+      if (!callerGone) noteRouteFault(route.health, error);
+      if (!callerGone && isRouteFault(error)) {
+        routes.failed.push(route);
+        const next = routes.next();
+        if (next !== null) {
+          route = next;
+          continue;
+        }
+      }
+      deadlines.clear();
+      if (error.status === 502 || error.status === 503 || error.status === 504) routes.remember();
+      throw error;
+    }
+  }
+}
