@@ -53,6 +53,16 @@ export class Billing {
    * once per request, on every path.
    */
   settle(request: BilledRequest, hold: CreditHold | null, outcome: BillingOutcome, now = false): Promise<void> {
+    try {
+      return this.queue(request, hold, outcome, now);
+    } catch (err) {
+      // The record will never be committed: its claim must not wait for it.
+      outcome.record?.settled();
+      throw err;
+    }
+  }
+
+  private queue(request: BilledRequest, hold: CreditHold | null, outcome: BillingOutcome, now: boolean): Promise<void> {
     const cost = outcome.charged ? tokenCostMicros(request.price, outcome.promptTokens, outcome.completionTokens) : 0;
     hold?.end(cost);
     if (cost > 0) this.onCharge(request.model, cost);
@@ -83,6 +93,6 @@ export class Billing {
     };
     // Nothing durable to wait for when nothing was charged, held in the store or recorded.
     if (settlement.charge === null && !settlement.releaseReservation && settlement.idempotency === null) return Promise.resolve();
-    return this.writer.commit(settlement, now, outcome.record?.committed);
+    return this.writer.commit(settlement, now, outcome.record?.settled);
   }
 }

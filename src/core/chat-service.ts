@@ -4,7 +4,7 @@
  * or a stream of SSE frames. Errors before the answer starts are thrown as GatewayError; errors
  * after a stream started become one error frame.
  */
-import { GatewayError, envelopeJson, errorHeaders, toGatewayError } from '../errors/index.js';
+import { GatewayError, toGatewayError } from '../errors/index.js';
 import type { Principal } from '../auth/principal.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
 import { assertModelCapabilities, modelFor } from './model-checks.js';
@@ -194,7 +194,7 @@ export class ChatService {
         if (error.status === 502 || error.status === 503 || error.status === 504) routes.remember();
         admission.settle(failedSettlement(error));
         const answered = withHeaders(error, admission.headers);
-        const record = ctx.idempotency?.recordFor(answered.status, errorHeaders(answered), envelopeJson(answered)) ?? null;
+        const record = ctx.idempotency?.recordError(answered) ?? null;
         const settled = this.options.billing.settle(billed, hold, { ...servedBy, promptTokens: 0, completionTokens: 0, charged: false, status: answered.status, record });
         // A recorded outcome is committed before it is answered, so that a resend gets it back.
         if (record !== null) await settled;
@@ -240,7 +240,7 @@ export class ChatService {
       if (!ctx.controller.aborted) noteRouteFault(route.health, error);
       if (error.status === 500) this.options.onInternalError(ctx.requestId, err);
       const frame = errorFrame(error);
-      await tally.settle({ status: error.status, frame });
+      await tally.settle({ status: error.status, code: error.code, frame });
       yield frame;
     } finally {
       void tally.settle();
@@ -276,9 +276,10 @@ interface StreamTallyParts {
   release: () => void;
 }
 
-/** How a stream ended, for its record: the outcome's status and the last frame sent. */
+/** How a stream ended, for its record: the outcome's status (and error code) and the last frame sent. */
 interface StreamEnd {
   status: number;
+  code?: string;
   frame: string;
 }
 
@@ -319,7 +320,7 @@ class StreamTally {
       completionTokens: completion,
       charged: !this.failed,
       status: 200,
-      record: end === undefined || this.transcript === null ? null : recorder?.recordFor(200, SSE_CONTENT_HEADERS, this.transcript.join('') + end.frame, end.status),
+      record: end === undefined || this.transcript === null ? null : recorder?.recordFor(200, SSE_CONTENT_HEADERS, this.transcript.join('') + end.frame, end),
     }, true);
     return this.settled;
   }

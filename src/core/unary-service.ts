@@ -5,7 +5,7 @@
  * deadlines, then settle the limits and the charge (and the Idempotency-Key record) once. An
  * operation says what is particular to its endpoint: validation, needs, token bound, the call.
  */
-import { GatewayError, envelopeJson, errorHeaders } from '../errors/index.js';
+import { GatewayError } from '../errors/index.js';
 import type { Principal } from '../auth/principal.js';
 import type { ModelCatalog } from '../catalog/model-catalog.js';
 import type { LimitPlans } from '../limits/plan.js';
@@ -139,7 +139,7 @@ export class UnaryService {
       admission.settle(failedSettlement(err));
       const error = withHeaders(err, admission.headers);
       const servedBy = ctx.lastRoute ?? { provider: first.provider, upstreamModel: first.upstreamModel };
-      const record = ctx.idempotency?.recordFor(error.status, errorHeaders(error), envelopeJson(error)) ?? null;
+      const record = ctx.idempotency?.recordError(error) ?? null;
       const settled = billing.settle(billed, hold, { ...servedBy, promptTokens: 0, completionTokens: 0, charged: false, status: error.status, record });
       // A recorded outcome is committed before it is answered, so that a resend gets it back.
       if (record !== null) await settled;

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { LoadShedder } from './load-shedder.js';
 import type { InFlightWork } from './in-flight-work.js';
+import { GatewayError } from '../errors/index.js';
 
 /** How long the handlers of cut requests get to settle once their connections are gone. */
 const SETTLE_GRACE_MS = 5_000;
@@ -40,7 +41,16 @@ export async function drainHttp({ app, shedder, work, timeoutMs, logger }: Drain
   // connection, a request whose headers are still arriving) and would otherwise keep open.
   shedder.closeAllConnections();
   await closed;
-  const settled = await work.idle(SETTLE_GRACE_MS);
+  // Requests whose callers left but which run on to be recorded (Idempotency-Key) have no
+  // connection the shedder counts: they get what is left of the deadline, then are cancelled.
+  let settled = await work.idle(Math.max(0, timeoutMs - (Date.now() - started)));
+  if (!settled) {
+    const cancelled = work.cancelTracked(
+      new GatewayError('shutting_down', 'This gateway instance shut down before the request finished; resend it, with the same Idempotency-Key, to run it again.'),
+    );
+    if (cancelled > 0) logger.warn({ cancelled }, 'drain deadline passed: requests running on for an Idempotency-Key were cancelled');
+    settled = await work.idle(SETTLE_GRACE_MS);
+  }
   if (!settled) logger.warn({ handlers: work.count }, `request handlers still running ${SETTLE_GRACE_MS} ms after the drain; closing anyway`);
   if (listening) {
     logger.info({ cut, ms: Date.now() - started }, cut === 0 ? 'drained: every request in flight finished' : `drain deadline passed: ${cut} requests in flight were cut`);

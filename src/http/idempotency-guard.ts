@@ -6,6 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.js';
+import { assertModelAllowed } from '../auth/authenticator.js';
 import type { Idempotency } from '../idempotency/idempotency.js';
 import type { IdempotentCall } from '../idempotency/idempotent-call.js';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../idempotency/idempotency-key.js';
@@ -50,8 +51,11 @@ export async function guardIdempotent(
 
 async function replay(request: FastifyRequest, reply: FastifyReply, deps: IdempotencyGuardDeps, modality: Modality, record: IdempotencyRecord): Promise<void> {
   const principal = request.principal as Principal;
-  const model = (request.body as { model?: unknown } | null)?.model;
-  const plan = requestsOnly(deps.plans.planFor(principal.tier.name, typeof model === 'string' ? model : '', modality));
+  const body = request.body as { model?: unknown } | null;
+  const model = typeof body?.model === 'string' ? body.model : '';
+  // Another key of the account may have made the record: this key's model scope still applies.
+  if (model !== '') assertModelAllowed(principal, model);
+  const plan = requestsOnly(deps.plans.planFor(principal.tier.name, model, modality));
   let limitHeaders: Readonly<Record<string, string>> = {};
   if (plan.requestsPerMinute !== null) {
     const admission = await deps.limiter.admit({ keyId: principal.key.id, requestId: request.id, plan, tokens: 0 });
@@ -60,6 +64,18 @@ async function replay(request: FastifyRequest, reply: FastifyReply, deps: Idempo
   }
   reply
     .code(record.status)
-    .headers({ ...record.headers, ...limitHeaders, 'x-request-id': request.id, [REPLAYED_HEADER]: 'true', [ORIGINAL_REQUEST_HEADER]: record.requestId })
+    .headers({ ...replayedHeaders(record), ...limitHeaders, 'x-request-id': request.id, [REPLAYED_HEADER]: 'true', [ORIGINAL_REQUEST_HEADER]: record.requestId })
     .send(record.body);
+}
+
+/**
+ * The recorded headers, except that a replayed error is not worth retrying: a retry with the same
+ * key can only get the same answer again (a new key runs the request anew).
+ */
+function replayedHeaders(record: IdempotencyRecord): Record<string, string> {
+  if (record.status < 400) return record.headers;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(record.headers)) if (name !== 'retry-after' && name !== 'retry-after-ms') headers[name] = value;
+  headers['x-should-retry'] = 'false';
+  return headers;
 }

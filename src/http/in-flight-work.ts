@@ -1,3 +1,5 @@
+import type { Cancellation } from '../util/cancellation.js';
+
 /**
  * Route handlers still running. A drain that cuts connections at its deadline waits for them, so
  * that what they settle once they see their caller gone (the charge for what a stream delivered,
@@ -6,6 +8,22 @@
 export class InFlightWork {
   private running = 0;
   private waiters: Array<() => void> = [];
+  private readonly detached = new Set<Cancellation>();
+
+  /**
+   * A request that runs on when its caller leaves (under an Idempotency-Key, to be recorded for the
+   * resend): a drain that reaches its deadline cancels it. Returns the call that forgets it.
+   */
+  track(controller: Cancellation): () => void {
+    this.detached.add(controller);
+    return () => this.detached.delete(controller);
+  }
+
+  /** Cancels every tracked request; returns how many. */
+  cancelTracked(reason: unknown): number {
+    for (const controller of this.detached) controller.abort(reason);
+    return this.detached.size;
+  }
 
   get count(): number {
     return this.running;

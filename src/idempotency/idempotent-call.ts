@@ -5,6 +5,7 @@
  * given back once that commit is durable (or at once when nothing is recorded), never earlier:
  * until then a resend is told the request is still running.
  */
+import { envelopeJson, errorHeaders, type GatewayError } from '../errors/index.js';
 import type { IdempotencyRecord } from '../storage/types.js';
 import type { IdempotencyClaims } from './claims.js';
 
@@ -15,10 +16,23 @@ import type { IdempotencyClaims } from './claims.js';
  */
 const NOT_RECORDED = new Set([429, 502, 503, 504]);
 
-/** A record on its way to the store, with the hook the store calls once it is durable. */
+/**
+ * Refusals the gateway makes before anything reaches a provider, even when an adapter makes them
+ * (it cannot translate a parameter): nothing executed, so the key stays free for a corrected request.
+ */
+const REFUSED_BEFORE_EXECUTION = new Set(['incompatible_parameters', 'model_capability_missing', 'capability_not_implemented', 'context_length_exceeded']);
+
+/** A record on its way to the store, with the hook called once its fate is known. */
 export interface PendingRecord {
   readonly record: IdempotencyRecord;
-  readonly committed: () => void;
+  /** Called once the record is committed, or once it never will be (its settlement failed). */
+  readonly settled: () => void;
+}
+
+/** How the request ended, when it is not what the recorded status says (a stream's error frame). */
+export interface OutcomeOf {
+  readonly status: number;
+  readonly code?: string;
 }
 
 export class IdempotentCall {
@@ -37,13 +51,14 @@ export class IdempotentCall {
   /**
    * The record of this outcome, or null when the rule says a resend runs again (or an outcome was
    * already recorded). `headers` are the response's own; per-request ones are dropped here.
-   * `outcomeStatus` decides: for a stream that ended in an error frame it is the error's status,
-   * while `status` (200) is what the replay answers.
+   * `outcome` decides: for a stream that ended in an error frame it is the error's status and
+   * code, while `status` (200) is what the replay answers.
    */
-  recordFor(status: number, headers: Readonly<Record<string, string>>, body: string | Buffer, outcomeStatus = status): PendingRecord | null {
-    if (this.recording !== null || NOT_RECORDED.has(outcomeStatus)) return null;
-    let committed!: () => void;
-    this.recording = new Promise((resolve) => (committed = resolve));
+  recordFor(status: number, headers: Readonly<Record<string, string>>, body: string | Buffer, outcome: OutcomeOf = { status }): PendingRecord | null {
+    if (this.recording !== null || NOT_RECORDED.has(outcome.status)) return null;
+    if (outcome.code !== undefined && REFUSED_BEFORE_EXECUTION.has(outcome.code)) return null;
+    let settled!: () => void;
+    this.recording = new Promise((resolve) => (settled = resolve));
     const now = Date.now();
     return {
       record: {
@@ -57,8 +72,13 @@ export class IdempotentCall {
         createdAt: now,
         expiresAt: now + this.lifetimeMs,
       },
-      committed,
+      settled,
     };
+  }
+
+  /** The record of an error answered as such (its envelope and headers), under the same rule. */
+  recordError(error: GatewayError): PendingRecord | null {
+    return this.recordFor(error.status, errorHeaders(error), envelopeJson(error), { status: error.status, code: error.code });
   }
 
   /** Ends the call: gives the claim back once the outcome's record, if any, is durable. Safe to call twice. */

@@ -104,7 +104,13 @@ export class RedisClaims implements IdempotencyClaims {
 
   private refresh(): void {
     for (const [key, value] of this.held) {
-      this.commands.tollgateRefresh(key, value, CLAIM_TTL_MS).catch((err: unknown) => this.connection.markDown(err));
+      this.commands.tollgateRefresh(key, value, CLAIM_TTL_MS).then(
+        (extended) => {
+          // Expired during an outage longer than the claim's life: another instance may run a resend too.
+          if (extended === 0 && this.held.get(key) === value) this.logger.warn({ request_id: value.split(' ', 1)[0] }, 'an idempotency claim expired while its request ran; a resend may run twice');
+        },
+        (err: unknown) => this.connection.markDown(err),
+      );
     }
   }
 

@@ -31,6 +31,9 @@ const BASE_CONFIG = {
     { id: 'slow', kind: 'mock', mock: { latency_ms: 400, chunk_delay_ms: 40 } },
     { id: 'broken', kind: 'mock', mock: { fail_status: 500 } },
     { id: 'picky', kind: 'mock', mock: { fail_status: 400, fail_message: 'bad field', faulty_requests: 1 } },
+    { id: 'crashy', kind: 'mock', mock: { crash: true } },
+    // Never reached: the adapter refuses what it cannot translate before sending anything.
+    { id: 'claude', kind: 'anthropic', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-ant-unused' },
   ],
   models: [
     model('mock-chat', [{ provider: 'mock', model: 'm' }]),
@@ -38,6 +41,8 @@ const BASE_CONFIG = {
     // One attempt per request: a failing first route answers 502 instead of failing over.
     model('flaky-chat', [{ provider: 'broken', model: 'b', priority: 1 }, { provider: 'mock', model: 'm', priority: 2 }], { routing: { max_attempts: 1 } }),
     model('picky-chat', [{ provider: 'picky', model: 'p' }]),
+    model('crashy-chat', [{ provider: 'crashy', model: 'c' }]),
+    model('claude-chat', [{ provider: 'claude', model: 'claude-haiku' }]),
   ],
   tiers: {
     standard: { models: ['*'], endpoints: ['*'] },
@@ -210,12 +215,16 @@ describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
     expect(early.headers.get('retry-after')).toBe('1');
     expect(early.headers.get('x-should-retry')).toBe('true');
     // Another body under the running key is refused as reuse, and not run.
+    const charged = await charges(gw);
     const different = await post(gw, chatBody('slow-chat', 'something else'), { 'idempotency-key': key });
     expect(different.status).toBe(409);
     expect(errorCode(different)).toBe('idempotency_key_reused');
+    expect(JSON.parse(different.text).error.message).toContain(JSON.parse(early.text).error.message.match(/req_[0-9a-f]+/)[0]);
 
     const first = await running;
     expect(first.status).toBe(200);
+    // Only the first ran: one charge in all.
+    expect(await charges(gw)).toBe(charged + 1);
     const later = await post(gw, chatBody('slow-chat'), { 'idempotency-key': key });
     expect(later.text).toBe(first.text);
     expect(isReplay(later)).toBe(true);
@@ -291,6 +300,30 @@ describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
     expect(resent.text).toBe(rejected.text);
     expect(isReplay(resent)).toBe(true);
     expect(resent.headers.get('x-should-retry')).toBe('false');
+  });
+
+  it('replays a recorded error as not worth retrying: the same key can only get it again', async () => {
+    const key = newKey();
+    const crashed = await post(gw, chatBody('crashy-chat'), { 'idempotency-key': key });
+    expect(crashed.status).toBe(500);
+    expect(crashed.headers.get('x-should-retry')).toBe('true');
+    const replay = await post(gw, chatBody('crashy-chat'), { 'idempotency-key': key });
+    expect(replay.status).toBe(500);
+    expect(isReplay(replay)).toBe(true);
+    expect(replay.text).toBe(crashed.text);
+    expect(replay.headers.get('x-should-retry')).toBe('false');
+  });
+
+  it('does not bind a key to a request an adapter refused before sending it upstream', async () => {
+    const key = newKey();
+    // Anthropic cannot make several choices: the adapter refuses n=2 without calling the provider.
+    const refused = await post(gw, chatBody('claude-chat', 'hi', { n: 2 }), { 'idempotency-key': key });
+    expect(refused.status).toBe(422);
+    expect(errorCode(refused)).toBe('incompatible_parameters');
+    const corrected = await post(gw, chatBody('claude-chat', 'hi'), { 'idempotency-key': key });
+    // It runs (and fails to reach the unreachable provider) instead of being refused as a reuse.
+    expect(corrected.status).toBe(502);
+    expect(errorCode(corrected)).toBe('upstream_unreachable');
   });
 
   it('does not bind a key to a request refused before it ran: the corrected body then runs under it', async () => {
@@ -388,6 +421,65 @@ describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
       expect(third.text).toBe(second.text);
     } finally {
       await short.close();
+    }
+  });
+
+  it('finishes, charges and records a request whose caller left, before a shutdown completes', async () => {
+    const own = await backend.storage();
+    const before = await start({}, own);
+    const key = newKey();
+    const body = chatBody('slow-chat', 'one two three four five six seven eight', { stream: true });
+    try {
+      const controller = new AbortController();
+      const res = await fetch(`${before.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${before.keys.main}`, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      });
+      await res.body!.getReader().read();
+      controller.abort();
+    } finally {
+      await before.close();
+    }
+    const after = await start({}, own, before.keys);
+    try {
+      expect(await charges(after)).toBe(1);
+      const resent = await post(after, body, { 'idempotency-key': key });
+      expect(isReplay(resent)).toBe(true);
+      expect(resent.text).toContain('eight');
+      expect(resent.text.endsWith('data: [DONE]\n\n')).toBe(true);
+    } finally {
+      await after.close();
+    }
+  });
+
+  it('cancels such a request at the drain deadline: what it delivered is charged, nothing recorded, the resend runs again', async () => {
+    const own = await backend.storage();
+    const before = await start({ server: { shutdown_timeout_ms: 300 } }, own);
+    const key = newKey();
+    const body = chatBody('slow-chat', Array.from({ length: 30 }, (_, i) => `word${i}`).join(' '), { stream: true });
+    try {
+      const controller = new AbortController();
+      const res = await fetch(`${before.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${before.keys.main}`, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify(body),
+        signal: controller.signal,
+      });
+      await res.body!.getReader().read();
+      controller.abort();
+    } finally {
+      await before.close();
+    }
+    const after = await start({}, own, before.keys);
+    try {
+      expect(await charges(after)).toBe(1);
+      const resent = await post(after, body, { 'idempotency-key': key });
+      expect(resent.status).toBe(200);
+      expect(isReplay(resent)).toBe(false);
+    } finally {
+      await after.close();
     }
   });
 

@@ -2,8 +2,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { ChatCallContext, ChatService } from '../../core/chat-service.js';
-import { ClientClosedError } from '../../core/client-closed.js';
-import { Cancellation } from '../../util/cancellation.js';
+import type { Cancellation } from '../../util/cancellation.js';
+import { callerCancellation } from '../caller-cancellation.js';
 import type { Principal } from '../../auth/principal.js';
 import { SSE_HEADERS, writeFrames } from '../stream-writer.js';
 import type { AccessLog } from '../access-log.js';
@@ -34,9 +34,12 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
         accessLog(reply, reply.statusCode);
         return reply;
       }
+      const controller = callerCancellation(reply.raw, call !== null);
+      const forget = call === null ? null : work.track(controller);
       try {
-        return await handle(request, reply, call);
+        return await handle(request, reply, controller, call);
       } finally {
+        forget?.();
         void call?.finish();
       }
     } finally {
@@ -44,17 +47,8 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
     }
   });
 
-  async function handle(request: FastifyRequest, reply: FastifyReply, call: IdempotentCall | null): Promise<FastifyReply | undefined> {
-    const controller = new Cancellation();
+  async function handle(request: FastifyRequest, reply: FastifyReply, controller: Cancellation, call: IdempotentCall | null): Promise<FastifyReply | undefined> {
     const res = reply.raw;
-    // A caller that goes away stops the upstream call at once: no tokens burnt for nobody. Except
-    // under an Idempotency-Key: the request runs to its end and is recorded, so that the caller's
-    // resend gets the whole answer, charged once.
-    if (call === null) {
-      res.once('close', () => {
-        if (!res.writableFinished) controller.abort(new ClientClosedError());
-      });
-    }
     const model = (request.body as { model?: unknown } | null)?.model;
     const audit = auditOf(request);
     if (typeof model === 'string') audit.model = model;

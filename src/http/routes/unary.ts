@@ -5,11 +5,11 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../../auth/principal.js';
-import { ClientClosedError } from '../../core/client-closed.js';
 import type { UnaryCallContext, UnaryOperation, UnaryService } from '../../core/unary-service.js';
 import { IDEMPOTENCY_HEADER } from '../../idempotency/idempotency-key.js';
 import type { IdempotentCall } from '../../idempotency/idempotent-call.js';
-import { Cancellation } from '../../util/cancellation.js';
+import type { Cancellation } from '../../util/cancellation.js';
+import { callerCancellation } from '../caller-cancellation.js';
 import type { AccessLog } from '../access-log.js';
 import { BUDGET_HEADER, budgetFromHeader } from '../budget-header.js';
 import { REPLAYED, guardIdempotent, type IdempotencyGuardDeps } from '../idempotency-guard.js';
@@ -40,9 +40,12 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
           deps.accessLog(reply, reply.statusCode);
           return reply;
         }
+        const controller = callerCancellation(reply.raw, call !== null);
+        const forget = call === null ? null : deps.work.track(controller);
         try {
-          return await handle(request, reply, operation, call);
+          return await handle(request, reply, operation, controller, call);
         } finally {
+          forget?.();
           void call?.finish();
         }
       } finally {
@@ -52,16 +55,7 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see UnaryEndpoint.
-  async function handle(request: FastifyRequest, reply: FastifyReply, operation: UnaryOperation<any>, call: IdempotentCall | null): Promise<FastifyReply> {
-    const controller = new Cancellation();
-    const res = reply.raw;
-    // Without an Idempotency-Key a caller that leaves stops the upstream call; with one the call
-    // runs to its end and is recorded for the resend (see routes/chat.ts).
-    if (call === null) {
-      res.once('close', () => {
-        if (!res.writableFinished) controller.abort(new ClientClosedError());
-      });
-    }
+  async function handle(request: FastifyRequest, reply: FastifyReply, operation: UnaryOperation<any>, controller: Cancellation, call: IdempotentCall | null): Promise<FastifyReply> {
     const model = (request.body as { model?: unknown } | null)?.model;
     const audit = auditOf(request);
     if (typeof model === 'string') audit.model = model;

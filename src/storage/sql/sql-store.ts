@@ -194,15 +194,31 @@ export class SqlStore implements Store {
     const charges = settlements.flatMap((s) => (s.charge === null ? [] : [ledgerRow(s.charge, now)]));
     const releases = settlements.flatMap((s) => (s.releaseReservation ? [s.requestId] : []));
     const usage = settlements.flatMap((s) => (s.usage === null ? [] : [s.usage]));
-    const records = settlements.flatMap((s) => (s.idempotency == null ? [] : [idempotencyRow(s.idempotency)]));
+    // One row per id (a key is claimed by one request at a time, so a batch holds it once at most).
+    const records = [...new Map(settlements.flatMap((s) => (s.idempotency == null ? [] : [[s.idempotency.id, idempotencyRow(s.idempotency)] as const]))).values()];
     await this.db.transaction().execute(async (trx) => {
       // In the charge's transaction: a response is recorded exactly when its charge is.
-      // A key whose record expired but was not swept yet takes the new one.
-      for (const record of records) {
+      if (records.length > 0) {
+        // A key whose record expired but was not swept yet takes the new one; a live one stays.
         await trx
           .insertInto('idempotency_records')
-          .values(record)
-          .onConflict((oc) => oc.column('id').doUpdateSet(record).where('idempotency_records.expires_at', '<=', record.created_at))
+          .values(records)
+          .onConflict((oc) =>
+            oc
+              .column('id')
+              .doUpdateSet((eb) => ({
+                account_id: eb.ref('excluded.account_id'),
+                fingerprint: eb.ref('excluded.fingerprint'),
+                request_id: eb.ref('excluded.request_id'),
+                status: eb.ref('excluded.status'),
+                headers: eb.ref('excluded.headers'),
+                body: eb.ref('excluded.body'),
+                body_encoding: eb.ref('excluded.body_encoding'),
+                created_at: eb.ref('excluded.created_at'),
+                expires_at: eb.ref('excluded.expires_at'),
+              }))
+              .whereRef('idempotency_records.expires_at', '<=', 'excluded.created_at'),
+          )
           .execute();
       }
       if (charges.length > 0) {

@@ -1,0 +1,19 @@
+/**
+ * The cancellation of one request as its caller sees it. A caller that goes away stops the
+ * upstream call at once: no tokens burnt for nobody. Except under an Idempotency-Key: then the
+ * request runs to its end and is recorded, so that the caller's resend gets the whole answer,
+ * charged once (a drain past its deadline still cancels it, see drain.ts).
+ */
+import type { ServerResponse } from 'node:http';
+import { ClientClosedError } from '../core/client-closed.js';
+import { Cancellation } from '../util/cancellation.js';
+
+export function callerCancellation(res: ServerResponse, runsWithoutCaller: boolean): Cancellation {
+  const controller = new Cancellation();
+  if (!runsWithoutCaller) {
+    res.once('close', () => {
+      if (!res.writableFinished) controller.abort(new ClientClosedError());
+    });
+  }
+  return controller;
+}
