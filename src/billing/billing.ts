@@ -4,7 +4,8 @@
  */
 import type { PriceConfig } from '../config/schema.js';
 import type { Settlement, UsageRecord } from '../storage/types.js';
-import { tokenCostMicros } from './pricing.js';
+import { costMicros } from './pricing.js';
+import type { Modality } from '../protocol/modalities.js';
 import type { SettlementWriter } from './settlement-writer.js';
 import type { CreditGate, CreditHold } from './types.js';
 import type { PendingRecord } from '../idempotency/idempotent-call.js';
@@ -14,7 +15,7 @@ export interface BilledRequest {
   readonly accountId: string;
   readonly apiKeyId: string;
   readonly model: string;
-  readonly modality: string;
+  readonly modality: Modality;
   readonly price: PriceConfig;
   /** Unix ms. */
   readonly startedAt: number;
@@ -24,6 +25,8 @@ export interface BillingOutcome {
   /** Tokens to charge for; null when the request is not charged (it failed before producing). */
   readonly promptTokens: number;
   readonly completionTokens: number;
+  /** Images, or seconds of audio or video, charged at the modality's unit price. */
+  readonly units?: number;
   readonly charged: boolean;
   readonly status: number;
   readonly provider: string | null;
@@ -42,8 +45,8 @@ export class Billing {
   ) {}
 
   /** Holds the worst-case cost; a request that can cost nothing holds nothing. */
-  hold(request: BilledRequest, worstPromptTokens: number, worstCompletionTokens: number): CreditHold | null | Promise<CreditHold> {
-    const worst = tokenCostMicros(request.price, worstPromptTokens, worstCompletionTokens);
+  hold(request: BilledRequest, worstPromptTokens: number, worstCompletionTokens: number, worstUnits = 0): CreditHold | null | Promise<CreditHold> {
+    const worst = costMicros(request.price, request.modality, worstPromptTokens, worstCompletionTokens, worstUnits);
     if (worst === 0) return null;
     return this.credits.hold(request.accountId, request.requestId, worst);
   }
@@ -63,7 +66,7 @@ export class Billing {
   }
 
   private queue(request: BilledRequest, hold: CreditHold | null, outcome: BillingOutcome, now: boolean): Promise<void> {
-    const cost = outcome.charged ? tokenCostMicros(request.price, outcome.promptTokens, outcome.completionTokens) : 0;
+    const cost = outcome.charged ? costMicros(request.price, request.modality, outcome.promptTokens, outcome.completionTokens, outcome.units ?? 0) : 0;
     hold?.end(cost);
     if (cost > 0) this.onCharge(request.model, cost);
     const endedAt = Date.now();

@@ -5,6 +5,7 @@
  * rounded up to the next micro-credit, once per request.
  */
 import type { PriceConfig } from '../config/schema.js';
+import type { Modality } from '../protocol/modalities.js';
 
 export const MICROS_PER_CREDIT = 1_000_000;
 
@@ -15,6 +16,17 @@ function micros(exact: number): number {
 
 export function tokenCostMicros(price: PriceConfig, promptTokens: number, completionTokens: number): number {
   return micros(promptTokens * price.input_per_million_tokens + completionTokens * price.output_per_million_tokens);
+}
+
+/** The price of one unit of a modality counted in units (an image, a second of audio or video), in micro-credits. */
+export function unitPriceMicros(price: PriceConfig, modality: Modality): number {
+  const credits = modality === 'images' ? price.per_image : modality === 'audio' ? price.per_audio_second : modality === 'video' ? price.per_video_second : undefined;
+  return (credits ?? 0) * MICROS_PER_CREDIT;
+}
+
+/** Tokens at the token prices plus units at the modality's unit price, rounded up once. */
+export function costMicros(price: PriceConfig, modality: Modality, promptTokens: number, completionTokens: number, units: number): number {
+  return micros(promptTokens * price.input_per_million_tokens + completionTokens * price.output_per_million_tokens + units * unitPriceMicros(price, modality));
 }
 
 /** Credits as an operator reads them: up to six decimals, no trailing zeros. */

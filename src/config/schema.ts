@@ -189,6 +189,7 @@ export const ConfigSchema = Type.Object(
         max_in_flight: Type.Integer({ minimum: 1, default: 10_000, description: 'requests handled by this process at once; more are answered 503 gateway_overloaded' }),
         max_event_loop_delay_ms: Millis(1_000),
         shutdown_timeout_ms: Millis(30_000),
+        public_url: Type.Optional(Type.String({ pattern: '^https?://', description: 'the base URL callers reach the gateway at, for asset links; default: the scheme and Host of each request' })),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -220,6 +221,15 @@ export const ConfigSchema = Type.Object(
         },
         { additionalProperties: false },
       ),
+    ),
+    blobs: Type.Object(
+      {
+        backend: Type.Union([Type.Literal('local'), Type.Literal('postgres')], { default: 'local', description: 'where generated assets and uploads are kept' }),
+        directory: Type.String({ minLength: 1, default: './data/blobs', description: 'local backend: the directory' }),
+        url: Type.Optional(Type.String({ pattern: '^(postgres|postgresql)://', description: 'postgres backend: the database (default: storage.url)' })),
+        retention_ms: Type.Integer({ minimum: 60_000, default: 2_592_000_000, description: 'how long assets are kept (30 days)' }),
+      },
+      { additionalProperties: false, default: {} },
     ),
     idempotency: Type.Object(
       {

@@ -87,6 +87,9 @@ function checkReferences(config: Config, source: string): void {
   }
   if (config.redis !== undefined && !URL.canParse(config.redis.url)) fail('redis.url', `is not a valid URL ("${config.redis.url}")`);
   if (config.limits.backend === 'redis' && config.redis === undefined) fail('redis', 'is required when limits.backend is redis (e.g. redis: { url: redis://127.0.0.1:6379 })');
+  if (config.blobs.backend === 'postgres' && config.blobs.url === undefined && config.storage.url.startsWith('sqlite://')) {
+    fail('blobs.url', 'is required when blobs.backend is postgres and storage is SQLite (e.g. postgres://user@host:5432/db)');
+  }
   if (config.idempotency.backend === 'redis' && config.redis === undefined) fail('redis', 'is required when idempotency.backend is redis (e.g. redis: { url: redis://127.0.0.1:6379 })');
   const providerIds = new Set<string>();
   config.providers.forEach((p, i) => {

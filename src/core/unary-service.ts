@@ -32,6 +32,8 @@ export interface UnaryCallContext {
   budgetMs?: number;
   lastRoute?: ServedBy;
   idempotency?: IdempotentCall;
+  /** The absolute URL at which the caller can fetch an asset (as the caller reached the gateway). */
+  assetUrl: (assetId: string) => string;
 }
 
 /** What one route's answer comes to: the response body and what to count and charge. */
@@ -40,12 +42,16 @@ export interface UnaryAnswer {
   readonly contentType: string;
   readonly promptTokens: number;
   readonly completionTokens: number;
+  /** Images, or seconds of audio or video, charged at the model's unit price for the modality. */
+  readonly units?: number;
 }
 
 export interface RouteCall {
   readonly upstreamModel: string;
   readonly signal: CancelSignal;
   readonly requestId: string;
+  readonly accountId: string;
+  readonly assetUrl: (assetId: string) => string;
 }
 
 export interface UnaryOperation<Req extends { model: string }> {
@@ -54,8 +60,8 @@ export interface UnaryOperation<Req extends { model: string }> {
   readonly sizeParam: string;
   readonly validate: (body: unknown) => Req;
   readonly needs: (request: Req) => Requirement[];
-  /** The most tokens the request can use: reserved against the limits and held as credit. */
-  readonly bound: (request: Req) => { readonly prompt: number; readonly output: number };
+  /** The most tokens (and units) the request can use: reserved against the limits and held as credit. */
+  readonly bound: (request: Req) => { readonly prompt: number; readonly output: number; readonly units?: number };
   readonly call: (adapter: ProviderAdapter, request: Req, route: RouteCall) => Promise<UnaryAnswer>;
 }
 
@@ -121,7 +127,7 @@ export class UnaryService {
       throw err;
     }
     try {
-      hold = await billing.hold(billed, bound.prompt, bound.output);
+      hold = await billing.hold(billed, bound.prompt, bound.output, bound.units);
     } catch (err) {
       first.health.release();
       admission.settle({ tokens: 0, failed: true });
@@ -133,7 +139,7 @@ export class UnaryService {
     let answered;
     try {
       answered = await callRoutes(routes, first, ctx, deadlines, (route, signal) =>
-        operation.call(route.adapter, request, { upstreamModel: route.upstreamModel, signal, requestId: ctx.requestId }),
+        operation.call(route.adapter, request, { upstreamModel: route.upstreamModel, signal, requestId: ctx.requestId, accountId: principal.account.id, assetUrl: ctx.assetUrl }),
       );
     } catch (err) {
       admission.settle(failedSettlement(err));
@@ -149,7 +155,7 @@ export class UnaryService {
     admission.settle({ tokens: result.promptTokens + result.completionTokens, failed: false });
     const record = ctx.idempotency?.recordFor(200, { 'content-type': result.contentType }, result.body) ?? null;
     // The charge is committed before the answer goes out: a client that has it was charged.
-    await billing.settle(billed, hold, { ...servedBy, promptTokens: result.promptTokens, completionTokens: result.completionTokens, charged: true, status: 200, record });
+    await billing.settle(billed, hold, { ...servedBy, promptTokens: result.promptTokens, completionTokens: result.completionTokens, units: result.units ?? 0, charged: true, status: 200, record });
     return { body: result.body, contentType: result.contentType, headers: admission.headers, servedBy, upstreamMs, promptTokens: result.promptTokens, completionTokens: result.completionTokens };
   }
 }

@@ -42,6 +42,7 @@ export const ERROR_CODES = {
   admin_api_disabled: { status: 404, message: 'The admin API is off: the configuration sets no server.admin_token.' },
   account_not_found: { status: 404, message: 'No account has this id.' },
   api_key_not_found: { status: 404, message: 'No API key has this id.' },
+  asset_not_found: { status: 404, message: 'No asset has this id.' },
 
   // 408
   generation_timeout: { status: 408, message: 'The generation exceeded the time budget for this request.' },
@@ -53,6 +54,9 @@ export const ERROR_CODES = {
 
   // 413
   request_too_large: { status: 413, message: 'The request body is over the size limit.' },
+
+  // 416
+  range_not_satisfiable: { status: 416, message: 'The Range header asks for bytes past the end of the content.' },
 
   // 422: valid values that cannot be served together.
   context_length_exceeded: { status: 422, message: "The prompt plus the requested output exceed the model's context window." },

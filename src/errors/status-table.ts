@@ -11,6 +11,8 @@ export const STATUS_TABLE = {
   408: { type: 'timeout_error', retryable: true },
   409: { type: 'invalid_request_error', retryable: false },
   413: { type: 'invalid_request_error', retryable: false },
+  // Not in the spec's table: a Range header past the end of an asset (RFC 9110).
+  416: { type: 'invalid_request_error', retryable: false },
   422: { type: 'invalid_request_error', retryable: false },
   429: { type: 'rate_limit_error', retryable: true },
   500: { type: 'server_error', retryable: true },

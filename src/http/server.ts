@@ -23,6 +23,9 @@ import { chatRoutes } from './routes/chat.js';
 import { unaryRoutes } from './routes/unary.js';
 import type { UnaryService } from '../core/unary-service.js';
 import { embeddingsOperation } from '../core/operations/embeddings.js';
+import { imagesOperation } from '../core/operations/images.js';
+import { assetRoutes } from './routes/assets.js';
+import type { Assets } from '../assets/assets.js';
 import { modelRoutes } from './routes/models.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -41,8 +44,12 @@ export interface HttpServerDeps {
   authenticator: Authenticator;
   catalog: ModelCatalog;
   chat: ChatService;
-  /** Every POST answered in one piece outside chat (embeddings). */
+  /** Every POST answered in one piece outside chat (embeddings, images). */
   unary: UnaryService;
+  /** Generated files served under /v1/assets. */
+  assets: Assets;
+  /** `server.public_url`: the base of asset links, when the Host a caller sends is not the one to link to. */
+  publicUrl: string | undefined;
   limits: ModelLimits;
   /** Refuses requests before Fastify sees them: over the in-flight cap, a lagging event loop, draining. */
   shedder: LoadShedder;
@@ -142,7 +149,15 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
       v1.addHook('preHandler', authHook(deps.authenticator));
       modelRoutes(v1, deps.catalog, deps.limits, accessLog);
       chatRoutes(v1, { chat: deps.chat, logger, accessLog, work: deps.work, idempotency: deps.idempotency });
-      unaryRoutes(v1, [{ path: '/embeddings', operation: embeddingsOperation }], { service: deps.unary, accessLog, work: deps.work, idempotency: deps.idempotency });
+      unaryRoutes(
+        v1,
+        [
+          { path: '/embeddings', operation: embeddingsOperation },
+          { path: '/images/generations', operation: imagesOperation(deps.assets) },
+        ],
+        { service: deps.unary, accessLog, work: deps.work, idempotency: deps.idempotency, publicUrl: deps.publicUrl },
+      );
+      assetRoutes(v1, deps.assets, accessLog, deps.publicUrl);
       done();
     },
     { prefix: '/v1' },

@@ -6,6 +6,7 @@
 import type { Capability } from '../protocol/capabilities.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from '../protocol/chat.js';
 import type { EmbeddingsRequest } from '../protocol/embeddings.js';
+import type { ImagesRequest } from '../protocol/images.js';
 import type { CancelSignal } from '../util/cancellation.js';
 
 export interface ChatCall {
@@ -66,6 +67,24 @@ export interface EmbeddingsResult {
   readonly rawJson?: string;
 }
 
+export interface ImagesCall {
+  /** The caller's validated request; `response_format` is the gateway's business, not the adapter's. */
+  readonly request: ImagesRequest;
+  readonly upstreamModel: string;
+  readonly signal: CancelSignal;
+  readonly requestId: string;
+}
+
+export interface GeneratedImage {
+  readonly data: Buffer;
+  readonly contentType: string;
+  readonly revisedPrompt?: string;
+}
+
+export interface ImagesResult {
+  readonly images: readonly GeneratedImage[];
+}
+
 export interface ProviderAdapter {
   /** The provider id from the configuration. */
   readonly id: string;
@@ -81,6 +100,8 @@ export interface ProviderAdapter {
   chatStream(call: ChatCall): Promise<ChatStream>;
   /** Embeddings; absent when the adapter implements none (`implements('embeddings')` is then false). */
   embeddings?(call: EmbeddingsCall): Promise<EmbeddingsResult>;
+  /** Image generation; absent when the adapter implements none. The images come back as bytes. */
+  images?(call: ImagesCall): Promise<ImagesResult>;
   /** Release pooled connections. */
   close(): Promise<void>;
 }

@@ -166,6 +166,18 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect((await store.getIdempotencyRecord('live', now))?.id).toBe('live');
     });
 
+    it('keeps assets and deletes the old ones, returning their blobs', async () => {
+      const now = Date.now();
+      const asset = { id: 'asset_0123456789abcdef01234567', accountId: 'm1', blobId: 'blob_aaaaaaaaaaaaaaaaaaaaaaaa', contentType: 'image/png', bytes: 1234, requestId: 'req_1', createdAt: now - 10_000 };
+      await store.putAsset(asset);
+      await store.putAsset({ ...asset, id: 'asset_fedcba9876543210fedcba98', blobId: 'blob_bbbbbbbbbbbbbbbbbbbbbbbb', createdAt: now });
+      expect(await store.getAsset(asset.id)).toEqual(asset);
+      expect(await store.getAsset('asset_missing')).toBeUndefined();
+      expect(await store.deleteAssetsCreatedBefore(now - 1, 10)).toEqual(['blob_aaaaaaaaaaaaaaaaaaaaaaaa']);
+      expect(await store.getAsset(asset.id)).toBeUndefined();
+      expect((await store.getAsset('asset_fedcba9876543210fedcba98'))?.bytes).toBe(1234);
+    });
+
     it('lists accounts and deletes keys', async () => {
       await store.createAccountIfAbsent({ id: 'm2', name: null, tier: 'free', balanceMicros: 0 });
       await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'pro', balanceMicros: 7 });

@@ -142,6 +142,20 @@ export interface UsageRow {
 
 export type NewApiKey = Omit<ApiKeyRecord, 'createdAt'>;
 
+/** A file Tollgate serves to its account: a generated image (later audio, video), its bytes in the blob store. */
+export interface AssetRecord {
+  /** `asset_` + 24 hex digits. */
+  id: string;
+  accountId: string;
+  /** The blob holding the content. */
+  blobId: string;
+  contentType: string;
+  bytes: number;
+  /** What made it: the request id. */
+  requestId: string;
+  createdAt: number;
+}
+
 export interface Store {
   /** Brings the schema to the latest version; runs at every start. */
   migrate(): Promise<void>;
@@ -180,6 +194,11 @@ export interface Store {
   getIdempotencyRecord(id: string, now: number): Promise<IdempotencyRecord | undefined>;
   /** Deletes records expired at `now`, at most `limit` of them; returns how many. */
   deleteExpiredIdempotencyRecords(now: number, limit: number): Promise<number>;
+  putAsset(asset: AssetRecord): Promise<void>;
+  getAsset(id: string): Promise<AssetRecord | undefined>;
+  /** Deletes assets created before `before`, at most `limit`; returns their blob ids. */
+  deleteAssetsCreatedBefore(before: number, limit: number): Promise<string[]>;
+
   /** One trivial query (`select 1`): resolves when the storage answers, for the readiness probe. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -11,6 +11,7 @@ import { listenLocal } from '../support/local-server.js';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { fakeEmbeddings } from './openai-embeddings.js';
+import { FAKE_FILES_PATH, TINY_PNG, fakeImages } from './openai-images.js';
 
 export interface FakeOpenAI {
   /** http://127.0.0.1:PORT/v1 */
@@ -84,6 +85,12 @@ function handle(req: IncomingMessage, res: ServerResponse, path: string, parsed:
   res.setHeader('openai-processing-ms', '42');
   res.setHeader('openai-version', '2020-10-01');
 
+  // The links of DALL·E-style answers need no key, as OpenAI's signed links need none.
+  if (req.method === 'GET' && path.startsWith(FAKE_FILES_PATH)) {
+    res.writeHead(200, { 'content-type': 'image/png' });
+    res.end(TINY_PNG);
+    return;
+  }
   const auth = req.headers.authorization;
   if (auth === undefined) {
     return sendError(res, 401, 'invalid_request_error', null, "You didn't provide an API key. Send it in an Authorization header as Bearer auth.");
@@ -93,6 +100,10 @@ function handle(req: IncomingMessage, res: ServerResponse, path: string, parsed:
     return sendError(res, 401, 'invalid_request_error', 'invalid_api_key', `Incorrect API key provided: ${mask(given)}. You can find your API key in your account settings.`);
   }
   if (req.method === 'POST' && path.split('?')[0] === '/v1/embeddings') return embeddings(res, parsed, b);
+  if (req.method === 'POST' && path.split('?')[0] === '/v1/images/generations') {
+    const answer = fakeImages(typeof parsed === 'object' && parsed !== null ? parsed : {}, `http://${req.headers.host ?? '127.0.0.1'}`);
+    return sendJson(res, answer.status, answer.body);
+  }
   if (req.method !== 'POST' || path.split('?')[0] !== '/v1/chat/completions') {
     return sendError(res, 404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${req.method ?? 'GET'} ${path}.`);
   }

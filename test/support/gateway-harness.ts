@@ -2,6 +2,8 @@
  * Starts a real gateway listening on an ephemeral loopback port, from a configuration object, with
  * an in-memory SQLite store. Keys for the accounts are generated here and handed to the test.
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { generateApiKey } from '../../src/auth/api-key.js';
 import { validateConfig } from '../../src/config/validate.js';
 import type { Config } from '../../src/config/schema.js';
@@ -66,6 +68,8 @@ export async function startGateway(options: HarnessOptions = {}): Promise<Runnin
   }
   const raw = {
     storage: { url: 'sqlite://:memory:' },
+    // Assets of every test gateway in a directory of its own, never in the working tree.
+    blobs: { directory: join(tmpdir(), `tollgate-test-blobs-${process.pid}`) },
     log: { level: 'silent' },
     providers: [{ id: 'mock', kind: 'mock' }],
     models: [MOCK_MODEL],

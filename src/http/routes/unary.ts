@@ -1,5 +1,5 @@
 /**
- * The POST routes answered in one piece outside chat (embeddings now): each hands its body to the
+ * The POST routes answered in one piece outside chat (embeddings, image generation): each hands its body to the
  * unary pipeline with its operation and relays the answer. The route's work is the same for all:
  * the Idempotency-Key guard, the caller's cancellation, the budget header, the access log.
  */
@@ -15,12 +15,15 @@ import { BUDGET_HEADER, budgetFromHeader } from '../budget-header.js';
 import { REPLAYED, guardIdempotent, type IdempotencyGuardDeps } from '../idempotency-guard.js';
 import type { InFlightWork } from '../in-flight-work.js';
 import { auditOf } from '../request-state.js';
+import { assetUrlFor } from '../public-url.js';
 
 export interface UnaryRouteDeps {
   readonly service: UnaryService;
   readonly accessLog: AccessLog;
   readonly work: InFlightWork;
   readonly idempotency: IdempotencyGuardDeps;
+  /** `server.public_url`, for asset links. */
+  readonly publicUrl: string | undefined;
 }
 
 export interface UnaryEndpoint {
@@ -64,6 +67,7 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
       principal: request.principal as Principal,
       controller,
       budgetMs: budgetFromHeader(request.headers[BUDGET_HEADER]),
+      assetUrl: assetUrlFor(request, deps.publicUrl),
     };
     if (call !== null) ctx.idempotency = call;
     let outcome;

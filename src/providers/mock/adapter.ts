@@ -11,8 +11,9 @@ import type { ChatCompletion, ChatCompletionChunk, Usage } from '../../protocol/
 import { estimateMessagesTokens } from '../../protocol/token-estimate.js';
 import { upstreamFault, upstreamStatusError } from '../upstream/upstream-faults.js';
 import { sleep, type CancelSignal } from '../../util/cancellation.js';
-import type { ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ProviderAdapter, StreamPiece } from '../types.js';
+import type { ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ImagesCall, ImagesResult, ProviderAdapter, StreamPiece } from '../types.js';
 import { mockEmbeddings } from './embeddings.js';
+import { mockImages } from './images.js';
 import { estimateEmbeddingsTokens } from '../../protocol/embeddings-tokens.js';
 import { mockChoice, type MockChoice } from './reply.js';
 
@@ -137,6 +138,12 @@ export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
       if (options.latency_ms > 0) await wait(options.latency_ms, call.signal);
       if (faulty()) await fail(call);
       return { vectors: mockEmbeddings(call.request.input, call.request.dimensions), promptTokens: estimateEmbeddingsTokens(call.request.input) };
+    },
+
+    async images(call: ImagesCall): Promise<ImagesResult> {
+      if (options.latency_ms > 0) await wait(options.latency_ms, call.signal);
+      if (faulty()) await fail(call);
+      return mockImages(call.request);
     },
 
     close(): Promise<void> {

@@ -5,8 +5,9 @@
  */
 import type { ProviderConfig } from '../../config/schema.js';
 import type { ChatCompletion } from '../../protocol/chat.js';
-import type { AdapterOptions, ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ProviderAdapter } from '../types.js';
+import type { AdapterOptions, ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ImagesCall, ImagesResult, ProviderAdapter } from '../types.js';
 import { EMBEDDINGS_PATH, embeddingsBody, embeddingsResult } from './embeddings.js';
+import { IMAGES_PATH, imagesBody, imagesResult } from './images.js';
 import { embeddingsInputCount } from '../../protocol/embeddings-tokens.js';
 import { UpstreamClient, discardBody, headerValue, readBodyText, type UpstreamResponse } from '../upstream/upstream-client.js';
 import { chatBody, streamBody } from './request-body.js';
@@ -72,6 +73,11 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
     async embeddings(call: EmbeddingsCall): Promise<EmbeddingsResult> {
       const res = await send(embeddingsBody(call), call.signal, EMBEDDINGS_PATH);
       return embeddingsResult(providerId, apiKey, await readBodyText(res, call.signal), embeddingsInputCount(call.request.input));
+    },
+
+    async images(call: ImagesCall): Promise<ImagesResult> {
+      const res = await send(imagesBody(call), call.signal, IMAGES_PATH);
+      return { images: await imagesResult(providerId, apiKey, await readBodyText(res, call.signal), call.signal) };
     },
 
     close: () => client.close(),

@@ -60,6 +60,16 @@ export interface IdempotencyRecordsTable {
   expires_at: number;
 }
 
+export interface AssetsTable {
+  id: string;
+  account_id: string;
+  blob_id: string;
+  content_type: string;
+  bytes: number;
+  request_id: string;
+  created_at: number;
+}
+
 export interface ApiKeysTable {
   id: string;
   account_id: string;
@@ -82,4 +92,5 @@ export interface Database {
   credit_reservations: CreditReservationsTable;
   usage_records: UsageRecordsTable;
   idempotency_records: IdempotencyRecordsTable;
+  assets: AssetsTable;
 }

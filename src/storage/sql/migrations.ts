@@ -94,4 +94,19 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('idempotency_records_expiry').on('idempotency_records').column('expires_at').execute();
     },
   },
+  '0004_assets': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('assets')
+        .addColumn('id', 'varchar(40)', (c) => c.primaryKey())
+        .addColumn('account_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('blob_id', 'varchar(40)', (c) => c.notNull())
+        .addColumn('content_type', 'varchar(128)', (c) => c.notNull())
+        .addColumn('bytes', 'bigint', (c) => c.notNull())
+        .addColumn('request_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('assets_created_at').on('assets').column('created_at').execute();
+    },
+  },
 };

@@ -9,6 +9,7 @@ import { migrations } from './migrations.js';
 import { idempotencyRecordOf, idempotencyRow } from './idempotency-rows.js';
 import type {
   AccountRecord,
+  AssetRecord,
   ApiKeyRecord,
   CreditReservation,
   IdempotencyRecord,
@@ -348,6 +349,25 @@ export class SqlStore implements Store {
     const expired = this.db.selectFrom('idempotency_records').select('id').where('expires_at', '<=', now).limit(limit);
     const result = await this.db.deleteFrom('idempotency_records').where('id', 'in', expired).executeTakeFirst();
     return Number(result.numDeletedRows);
+  }
+
+  async putAsset(asset: AssetRecord): Promise<void> {
+    await this.db
+      .insertInto('assets')
+      .values({ id: asset.id, account_id: asset.accountId, blob_id: asset.blobId, content_type: asset.contentType, bytes: asset.bytes, request_id: asset.requestId, created_at: asset.createdAt })
+      .execute();
+  }
+
+  async getAsset(id: string): Promise<AssetRecord | undefined> {
+    const row = await this.db.selectFrom('assets').selectAll().where('id', '=', id).executeTakeFirst();
+    if (row === undefined) return undefined;
+    return { id: row.id, accountId: row.account_id, blobId: row.blob_id, contentType: row.content_type, bytes: Number(row.bytes), requestId: row.request_id, createdAt: Number(row.created_at) };
+  }
+
+  async deleteAssetsCreatedBefore(before: number, limit: number): Promise<string[]> {
+    const old = this.db.selectFrom('assets').select('id').where('created_at', '<', before).limit(limit);
+    const deleted = await this.db.deleteFrom('assets').where('id', 'in', old).returning('blob_id').execute();
+    return deleted.map((row) => row.blob_id);
   }
 
   async ping(): Promise<void> {

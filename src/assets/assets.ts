@@ -1,0 +1,83 @@
+/**
+ * Files Tollgate serves to the account that made them (generated images now; audio and video
+ * outputs later): the bytes in the blob store, the record in the store. An asset of another
+ * account is "not found", never "forbidden", so no one learns that another account's id exists.
+ * Assets older than the retention are swept with their blobs.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { GatewayError } from '../errors/index.js';
+import type { BlobRange, BlobStore } from '../storage/blobs/types.js';
+import type { AssetRecord, Store } from '../storage/types.js';
+
+const ASSET_ID = /^asset_[0-9a-f]{24}$/;
+const SWEEP_BATCH = 500;
+
+export function newAssetId(): string {
+  return `asset_${randomBytes(12).toString('hex')}`;
+}
+
+export class Assets {
+  private readonly sweeper: NodeJS.Timeout;
+  private sweeping: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: Store,
+    readonly blobs: BlobStore,
+    private readonly retentionMs: number,
+    private readonly logger: Logger,
+    sweepEveryMs = 3_600_000,
+  ) {
+    this.sweeper = setInterval(() => void this.sweep(), sweepEveryMs);
+    this.sweeper.unref();
+  }
+
+  async save(accountId: string, requestId: string, data: Uint8Array, contentType: string): Promise<AssetRecord> {
+    const blob = await this.blobs.putBuffer(data, contentType);
+    const asset: AssetRecord = { id: newAssetId(), accountId, blobId: blob.id, contentType, bytes: blob.size, requestId, createdAt: blob.createdAt };
+    await this.store.putAsset(asset);
+    return asset;
+  }
+
+  /** The account's asset, or 404. */
+  async find(accountId: string, id: string): Promise<AssetRecord> {
+    const asset = ASSET_ID.test(id) ? await this.store.getAsset(id) : undefined;
+    if (asset === undefined || asset.accountId !== accountId) {
+      throw new GatewayError('asset_not_found', `No asset has the id "${id.slice(0, 64)}".`, { param: 'asset_id' });
+    }
+    return asset;
+  }
+
+  /** The asset's content, whole or one inclusive byte range; 404 if its bytes are gone. */
+  async content(asset: AssetRecord, range?: BlobRange): Promise<NodeJS.ReadableStream> {
+    const stream = await this.blobs.read(asset.blobId, range);
+    if (stream === undefined) throw new GatewayError('asset_not_found', `The content of asset "${asset.id}" is no longer available.`, { param: 'asset_id' });
+    return stream;
+  }
+
+  sweep(): Promise<void> {
+    this.sweeping ??= (async () => {
+      try {
+        const before = Date.now() - this.retentionMs;
+        let blobIds: string[];
+        do {
+          blobIds = await this.store.deleteAssetsCreatedBefore(before, SWEEP_BATCH);
+          for (const id of blobIds) await this.blobs.delete(id);
+        } while (blobIds.length === SWEEP_BATCH);
+        // Blobs no asset points at (a save that failed half-way) go too.
+        await this.blobs.deleteCreatedBefore(before, SWEEP_BATCH);
+      } catch (err) {
+        this.logger.warn({ err }, 'could not sweep expired assets; trying again later');
+      } finally {
+        this.sweeping = null;
+      }
+    })();
+    return this.sweeping;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.sweeping;
+    await this.blobs.close();
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * A pg.Pool for PostgresBlobStore from a storage URL, honouring `?schema=NAME` exactly as
+ * src/storage/postgres/open-postgres.ts does: the parameter is not PostgreSQL's, so it is removed
+ * from the URL and becomes the connections' search_path, and the schema is created if missing.
+ */
+import pg from 'pg';
+
+export async function openBlobPool(url: string, max = 10): Promise<pg.Pool> {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  parsed.searchParams.delete('schema');
+  // It is spliced into a command-line option and a statement, so only a plain identifier will do.
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error(`blob storage url: schema "${schema}" must be a lower-case SQL identifier`);
+  }
+  const pool = new pg.Pool({ connectionString: parsed.toString(), max, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+  // An idle client that loses its connection must not crash the process.
+  pool.on('error', () => undefined);
+  if (schema !== undefined) {
+    try {
+      await pool.query(`create schema if not exists ${schema}`);
+    } catch (err) {
+      await pool.end();
+      throw err;
+    }
+  }
+  return pool;
+}
