@@ -37,7 +37,7 @@ export const MockOptionsSchema = Type.Object(
 export const ProviderSchema = Type.Object(
   {
     id: Id,
-    kind: Type.Union([Type.Literal('openai'), Type.Literal('anthropic'), Type.Literal('mock')]),
+    kind: Type.Union([Type.Literal('openai'), Type.Literal('anthropic'), Type.Literal('gemini'), Type.Literal('mock')]),
     base_url: Type.Optional(Type.String({ pattern: '^https?://' })),
     api_key: Type.Optional(Type.String()),
     headers: Type.Record(Type.String(), Type.String(), { default: {} }),

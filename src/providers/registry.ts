@@ -1,6 +1,7 @@
 /** The only place that knows every adapter: builds one per configured provider, by kind. */
 import type { ProviderConfig } from '../config/schema.js';
 import { createAnthropicAdapter } from './anthropic/adapter.js';
+import { createGeminiAdapter } from './gemini/adapter.js';
 import { createMockAdapter } from './mock/adapter.js';
 import { createOpenAIAdapter } from './openai/adapter.js';
 import type { AdapterOptions, ProviderAdapter } from './types.js';
@@ -11,6 +12,8 @@ export function createAdapter(provider: ProviderConfig, options: AdapterOptions)
       return createOpenAIAdapter(provider, options);
     case 'anthropic':
       return createAnthropicAdapter(provider, options);
+    case 'gemini':
+      return createGeminiAdapter(provider, options);
     case 'mock':
       return createMockAdapter(provider);
   }

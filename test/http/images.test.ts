@@ -10,6 +10,9 @@ import { startGateway, type RunningGateway } from '../support/gateway-harness.js
 import { FAKE_OPENAI_KEY, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server.js';
 import { TINY_PNG } from '../fakes/openai-images.js';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests reach into arbitrary response fields.
+type Json = Record<string, any>;
+
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const price = { per_image: 0.04 };
 const imageModel = (id: string, routes: unknown[]) => ({ id, capabilities: ['image_generation'], context_window: 4096, price, routes });
@@ -88,17 +91,17 @@ describe('POST /v1/images/generations', () => {
     const past = await get(url, gw.keys.main, { range: `bytes=${png.length}-` });
     expect(past.status).toBe(416);
     expect(past.headers.get('content-range')).toBe(`bytes */${png.length}`);
-    expect((await past.json()).error).toMatchObject({ type: 'invalid_request_error', code: 'range_not_satisfiable' });
+    expect(((await past.json()) as Json).error).toMatchObject({ type: 'invalid_request_error', code: 'range_not_satisfiable' });
 
     const id = /asset_[0-9a-f]{24}/.exec(url)![0];
     const record = await get(`/assets/${id}`);
-    expect(await record.json()).toMatchObject({ id, object: 'asset', content_type: 'image/png', bytes: png.length, url });
+    expect((await record.json()) as Json).toMatchObject({ id, object: 'asset', content_type: 'image/png', bytes: png.length, url });
 
     // Another account's asset does not exist for this caller; no key at all is 401.
     for (const path of [`/assets/${id}`, `/assets/${id}/content`]) {
       const theirs = await get(path, gw.keys.other);
       expect(theirs.status).toBe(404);
-      expect((await theirs.json()).error).toMatchObject({ type: 'not_found_error', code: 'asset_not_found' });
+      expect(((await theirs.json()) as Json).error).toMatchObject({ type: 'not_found_error', code: 'asset_not_found' });
     }
     expect((await get(url, null)).status).toBe(401);
   });
@@ -107,7 +110,7 @@ describe('POST /v1/images/generations', () => {
     for (const id of ['asset_000000000000000000000000', 'not-an-asset', '..%2F..%2Fetc%2Fpasswd']) {
       const res = await get(`/assets/${id}/content`);
       expect(res.status).toBe(404);
-      expect((await res.json()).error.code).toBe('asset_not_found');
+      expect(((await res.json()) as Json).error.code).toBe('asset_not_found');
     }
   });
 
@@ -138,7 +141,7 @@ describe('POST /v1/images/generations', () => {
   ])('refuses %j with 400 %s naming %s', async (body, code, param) => {
     const res = await fetch(`${gw.baseURL}/images/generations`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toMatchObject({ code, param });
+    expect(((await res.json()) as Json).error).toMatchObject({ code, param });
   });
 
   it('answers 422 for a model without image generation and 501 when no route’s adapter makes images', async () => {

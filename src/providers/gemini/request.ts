@@ -1,0 +1,289 @@
+/**
+ * OpenAI chat request → Gemini GenerateContentRequest. Gemini keeps the system prompt apart,
+ * calls the assistant "model", names tool results by function rather than by call id, and takes
+ * media only inline (or from its own file store), so the conversation is reshaped rather than
+ * mapped message by message. Sampling options go into `generationConfig`.
+ */
+import { GatewayError } from '../../errors/index.js';
+import type { ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ResponseFormat, ToolChoice } from '../../protocol/chat.js';
+import type { ChatCall } from '../types.js';
+import { thoughtSignatureOf } from './tool-call-id.js';
+import type { Content, FunctionDeclaration, GenerateContentRequest, GenerationConfig, Part, ToolConfig } from './wire.js';
+
+/**
+ * Google's documented stand-in for a function call whose signature is lost (a history written by
+ * another provider, or by a client that rebuilt the ids): it passes Gemini 3's validation.
+ */
+export const SKIP_SIGNATURE = 'skip_thought_signature_validator';
+
+export function toGenerateContentRequest(call: ChatCall): GenerateContentRequest {
+  const req = call.request;
+  checkUnsupported(req);
+
+  const { system, contents } = translateMessages(req.messages, signaturesRequired(call.upstreamModel));
+  const body: GenerateContentRequest = { contents };
+  if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
+  if (req.tools !== undefined && req.tools.length > 0) {
+    body.tools = [{ functionDeclarations: req.tools.map(toFunctionDeclaration) }];
+    const toolConfig = toToolConfig(req.tool_choice);
+    if (toolConfig !== undefined) body.toolConfig = toolConfig;
+  }
+  body.generationConfig = generationConfig(req, call.defaultMaxTokens);
+  return body;
+}
+
+/**
+ * Parameters Gemini cannot honour and whose absence would change what the caller gets back are
+ * refused; logit_bias is dropped, as elsewhere in the gateway: its token ids belong to OpenAI's
+ * tokenizer and mean nothing to Gemini's.
+ */
+function checkUnsupported(req: ChatCompletionRequest): void {
+  if (req.logprobs === true) {
+    throw new GatewayError('incompatible_parameters', 'This provider does not return log probabilities.', { param: 'logprobs' });
+  }
+  if (req.top_logprobs != null && req.top_logprobs > 0) {
+    throw new GatewayError('incompatible_parameters', 'This provider does not return log probabilities.', { param: 'top_logprobs' });
+  }
+  // Gemini has no switch to stop parallel calls; a caller relying on one call per turn would break.
+  if (req.parallel_tool_calls === false && req.tools !== undefined && req.tools.length > 0) {
+    throw new GatewayError('incompatible_parameters', 'This provider cannot be kept from calling several tools at once; parallel_tool_calls must be true.', {
+      param: 'parallel_tool_calls',
+    });
+  }
+}
+
+/** Gemini 3 and later refuse a function call without its thought signature; earlier models do not ask for one. */
+export function signaturesRequired(upstreamModel: string): boolean {
+  const match = /gemini-(\d+)/i.exec(upstreamModel);
+  return match !== null && Number(match[1]) >= 3;
+}
+
+function generationConfig(req: ChatCompletionRequest, defaultMaxTokens: number): GenerationConfig {
+  const config: GenerationConfig = {
+    // Sent even when the caller gave none, so the model's configured cap applies as with other providers.
+    maxOutputTokens: req.max_completion_tokens ?? req.max_tokens ?? defaultMaxTokens,
+  };
+  if (req.temperature != null) config.temperature = req.temperature;
+  if (req.top_p != null) config.topP = req.top_p;
+  if (req.stop != null) {
+    const stops = typeof req.stop === 'string' ? [req.stop] : req.stop;
+    if (stops.length > 0) config.stopSequences = [...stops];
+  }
+  if (req.n != null && req.n !== 1) config.candidateCount = req.n;
+  if (req.seed != null) config.seed = req.seed;
+  // Zero is the default; some Gemini models refuse penalties outright, so only a real one is sent.
+  if (req.presence_penalty != null && req.presence_penalty !== 0) config.presencePenalty = req.presence_penalty;
+  if (req.frequency_penalty != null && req.frequency_penalty !== 0) config.frequencyPenalty = req.frequency_penalty;
+  applyResponseFormat(config, req.response_format);
+  return config;
+}
+
+function applyResponseFormat(config: GenerationConfig, format: ResponseFormat | undefined): void {
+  if (format === undefined || format.type === 'text') return;
+  config.responseMimeType = 'application/json';
+  if (format.type === 'json_schema' && format.json_schema.schema !== undefined) config.responseJsonSchema = format.json_schema.schema;
+}
+
+function translateMessages(input: ChatMessage[], fillSignatures: boolean): { system: string | undefined; contents: Content[] } {
+  const systemParts: string[] = [];
+  const contents: Content[] = [];
+  /** tool_call_id → function name: Gemini matches a result to its call by name. */
+  const toolNames = new Map<string, string>();
+
+  input.forEach((msg, i) => {
+    switch (msg.role) {
+      case 'system':
+      case 'developer': {
+        // Gemini has one system instruction; instructions given mid-conversation move there too.
+        const text = textOnly(msg, i, `${msg.role} messages may only contain text parts.`);
+        if (text !== '') systemParts.push(text);
+        return;
+      }
+      case 'user':
+        push(contents, 'user', userParts(msg, i));
+        return;
+      case 'assistant':
+        push(contents, 'model', modelParts(msg, i, toolNames, fillSignatures));
+        return;
+      case 'tool':
+        push(contents, 'user', [functionResponsePart(msg, i, toolNames)]);
+        return;
+      default:
+        throw new GatewayError('invalid_parameter', `Unknown message role "${String(msg.role)}".`, { param: `messages[${i}].role` });
+    }
+  });
+
+  for (const content of contents) {
+    // The results of one step's calls belong together, ahead of anything the user added.
+    if (content.role === 'user') content.parts = stablePartition(content.parts, (p) => p.functionResponse !== undefined);
+  }
+  return { system: systemParts.length > 0 ? systemParts.join('\n\n') : undefined, contents };
+}
+
+/** Appends parts as a turn, merging into the previous turn of the same role, as Gemini expects alternation. */
+function push(contents: Content[], role: 'user' | 'model', parts: Part[]): void {
+  if (parts.length === 0) return;
+  const last = contents[contents.length - 1];
+  if (last !== undefined && last.role === role) last.parts.push(...parts);
+  else contents.push({ role, parts });
+}
+
+function stablePartition<T>(items: T[], first: (item: T) => boolean): T[] {
+  return [...items.filter(first), ...items.filter((item) => !first(item))];
+}
+
+function textOnly(msg: ChatMessage, i: number, refusal: string): string {
+  if (msg.content == null) return '';
+  if (typeof msg.content === 'string') return msg.content;
+  return msg.content
+    .map((part, j) => {
+      if (part.type === 'text') return part.text;
+      throw new GatewayError('invalid_parameter', refusal, { param: `messages[${i}].content[${j}]` });
+    })
+    .join('\n\n');
+}
+
+/** Gemini rejects empty text parts, while OpenAI callers send "" freely (e.g. beside tool calls). */
+function textParts(text: string): Part[] {
+  return text === '' ? [] : [{ text }];
+}
+
+function userParts(msg: ChatMessage, i: number): Part[] {
+  if (msg.content == null) return [];
+  if (typeof msg.content === 'string') return textParts(msg.content);
+  return msg.content.flatMap((part, j) => userPart(part, `messages[${i}].content[${j}]`));
+}
+
+function userPart(part: ContentPart, param: string): Part[] {
+  switch (part.type) {
+    case 'text':
+      return textParts(part.text);
+    case 'image_url':
+      return [imagePart(part.image_url.url, `${param}.image_url.url`)];
+    case 'input_audio':
+      return [{ inlineData: { mimeType: `audio/${part.input_audio.format}`, data: part.input_audio.data } }];
+    case 'file':
+      return [filePart(part.file.file_data, param)];
+    case 'refusal':
+      return textParts(part.refusal);
+    default:
+      throw new GatewayError('invalid_parameter', 'Unknown content part type.', { param: `${param}.type` });
+  }
+}
+
+function imagePart(url: string, param: string): Part {
+  if (url.startsWith('data:')) {
+    const { mediaType, base64 } = parseDataUrl(url, param);
+    if (!mediaType.startsWith('image/')) {
+      throw new GatewayError('incompatible_parameters', `An image_url part must hold an image; got ${mediaType}.`, { param });
+    }
+    return { inlineData: { mimeType: mediaType, data: base64 } };
+  }
+  // Gemini reads remote media only from its own file store; fetching for the caller is not the gateway's job.
+  if (/^https?:\/\//i.test(url)) {
+    throw new GatewayError('incompatible_parameters', 'This provider accepts images only inline, as data: URLs.', { param });
+  }
+  throw new GatewayError('invalid_parameter', 'An image URL must be an http(s) URL or a data: URL.', { param });
+}
+
+function filePart(fileData: string | undefined, param: string): Part {
+  // Files by id live in OpenAI's storage, which this provider cannot read.
+  if (fileData === undefined) {
+    throw new GatewayError('incompatible_parameters', 'This provider accepts files only inline, as file_data.', { param: `${param}.file` });
+  }
+  const dataParam = `${param}.file.file_data`;
+  // Bare base64 is a PDF by OpenAI's convention; a data: URL names its own type.
+  const { mediaType, base64 } = fileData.startsWith('data:') ? parseDataUrl(fileData, dataParam) : { mediaType: 'application/pdf', base64: fileData };
+  return { inlineData: { mimeType: mediaType, data: base64 } };
+}
+
+function parseDataUrl(url: string, param: string): { mediaType: string; base64: string } {
+  const comma = url.indexOf(',');
+  if (comma < 0) throw new GatewayError('invalid_parameter', 'Malformed data: URL.', { param });
+  const meta = url.slice('data:'.length, comma).split(';');
+  const mediaType = (meta[0] ?? '').trim().toLowerCase();
+  if (mediaType === '') throw new GatewayError('invalid_parameter', 'A data: URL must name its media type.', { param });
+  const payload = url.slice(comma + 1);
+  if (meta.slice(1).some((p) => p.trim().toLowerCase() === 'base64')) return { mediaType, base64: payload };
+  // Percent-encoded data URLs are legal too; Gemini only takes base64.
+  try {
+    return { mediaType, base64: Buffer.from(decodeURIComponent(payload), 'utf8').toString('base64') };
+  } catch {
+    throw new GatewayError('invalid_parameter', 'Malformed data: URL.', { param });
+  }
+}
+
+function modelParts(msg: ChatMessage, i: number, toolNames: Map<string, string>, fillSignatures: boolean): Part[] {
+  const parts: Part[] = [];
+  if (typeof msg.content === 'string') {
+    parts.push(...textParts(msg.content));
+  } else if (Array.isArray(msg.content)) {
+    msg.content.forEach((part, j) => {
+      if (part.type === 'text') parts.push(...textParts(part.text));
+      else if (part.type === 'refusal') parts.push(...textParts(part.refusal));
+      else throw new GatewayError('invalid_parameter', 'Assistant messages may only contain text or refusal parts.', { param: `messages[${i}].content[${j}]` });
+    });
+  } else if (typeof msg.refusal === 'string') {
+    // A refusal is what the assistant said; dropping it would change the conversation.
+    parts.push(...textParts(msg.refusal));
+  }
+
+  const calls: Part[] = (msg.tool_calls ?? []).map((call, j) => {
+    toolNames.set(call.id, call.function.name);
+    const part: Part = {
+      functionCall: { name: call.function.name, args: parseArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`) },
+    };
+    const signature = thoughtSignatureOf(call.id);
+    if (signature !== undefined) part.thoughtSignature = signature;
+    return part;
+  });
+  // Of parallel calls only the first carries a signature, so one stand-in per step is enough.
+  const first = calls[0];
+  if (fillSignatures && first !== undefined && calls.every((c) => c.thoughtSignature === undefined)) first.thoughtSignature = SKIP_SIGNATURE;
+  parts.push(...calls);
+  return parts;
+}
+
+/** Gemini takes function arguments as an object, so the caller's JSON text must parse to one. */
+function parseArguments(text: string, param: string): Record<string, unknown> {
+  // Some clients send "" for a call without arguments; that means "no arguments", not an error.
+  if (text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new GatewayError('invalid_parameter', 'Tool call arguments must be a JSON object; they could not be parsed as JSON.', { param });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new GatewayError('invalid_parameter', 'Tool call arguments must be a JSON object.', { param });
+  }
+  return value as Record<string, unknown>;
+}
+
+function functionResponsePart(msg: ChatMessage, i: number, toolNames: Map<string, string>): Part {
+  if (typeof msg.tool_call_id !== 'string' || msg.tool_call_id === '') {
+    throw new GatewayError('missing_required_parameter', 'Tool messages need a tool_call_id.', { param: `messages[${i}].tool_call_id` });
+  }
+  const name = toolNames.get(msg.tool_call_id) ?? msg.name;
+  if (name === undefined || name === '') {
+    throw new GatewayError('invalid_parameter', 'A tool message must answer a tool call made earlier in the conversation.', { param: `messages[${i}].tool_call_id` });
+  }
+  const output = textOnly(msg, i, 'Tool messages may only contain text parts.');
+  // The response must be an object; `output` is the key Google's documentation uses for a result.
+  return { functionResponse: { name, response: { output } } };
+}
+
+function toFunctionDeclaration(tool: FunctionTool): FunctionDeclaration {
+  const declaration: FunctionDeclaration = { name: tool.function.name };
+  if (tool.function.description !== undefined) declaration.description = tool.function.description;
+  if (tool.function.parameters !== undefined) declaration.parametersJsonSchema = tool.function.parameters;
+  return declaration;
+}
+
+function toToolConfig(choice: ToolChoice | undefined): ToolConfig | undefined {
+  if (choice === undefined) return undefined;
+  if (choice === 'auto') return { functionCallingConfig: { mode: 'AUTO' } };
+  if (choice === 'none') return { functionCallingConfig: { mode: 'NONE' } };
+  if (choice === 'required') return { functionCallingConfig: { mode: 'ANY' } };
+  return { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: [choice.function.name] } };
+}
