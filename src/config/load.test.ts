@@ -51,7 +51,7 @@ describe('configuration loading', () => {
   });
 
   it.each([
-    [minimal.replace('kind: openai', 'kind: opnai'), 'providers[0].kind', 'must be one of openai, anthropic, mock'],
+    [minimal.replace('kind: openai', 'kind: opnai'), 'providers[0].kind', 'must be one of openai, anthropic, gemini, mock'],
     [minimal.replace('context_window: 8192', 'context_window: -1'), 'models[0].context_window', '>= 1'],
     [minimal.replace('provider: local,', 'provider: nowhere,'), 'models[0].routes[0].provider', 'unknown provider "nowhere"'],
     [`${minimal}\nsurprise: 1\n`, 'surprise', 'not a known field'],

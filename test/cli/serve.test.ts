@@ -78,7 +78,7 @@ accounts:
     writeFileSync(join(cwd, 'bad.yaml'), 'providers: [{ id: p, kind: opnai }]\nmodels: []\ntiers: {}\n');
     const result = await runCli(['serve', '--config', 'bad.yaml'], { cwd });
     expect(result.code).toBe(2);
-    expect(result.stderr.trim()).toBe('tollgate: configuration error in bad.yaml: providers[0].kind: must be one of openai, anthropic, mock (got "opnai")');
+    expect(result.stderr.trim()).toBe('tollgate: configuration error in bad.yaml: providers[0].kind: must be one of openai, anthropic, gemini, mock (got "opnai")');
     expect(result.stdout).not.toContain('listening');
     expect(existsSync(join(cwd, 'data'))).toBe(false);
   });
