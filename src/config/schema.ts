@@ -30,6 +30,8 @@ export const MockOptionsSchema = Type.Object(
     ),
     missing_capabilities: Type.Array(Type.Union(CAPABILITIES.map((c) => Type.Literal(c))), { default: [] }),
     reply: Type.Optional(Type.String()),
+    video_ms: Type.Integer({ minimum: 0, default: 3_000, description: 'how long a mock video job takes from queued to completed' }),
+    video_fail: Type.Boolean({ default: false, description: 'mock video jobs end as failed instead of completed' }),
   },
   { additionalProperties: false },
 );

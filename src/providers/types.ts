@@ -7,6 +7,8 @@ import type { Capability } from '../protocol/capabilities.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from '../protocol/chat.js';
 import type { EmbeddingsRequest } from '../protocol/embeddings.js';
 import type { ImagesRequest } from '../protocol/images.js';
+import type { SpeechRequest, TranscriptionRequest } from '../protocol/audio.js';
+import type { VideoCreateRequest, VideoError } from '../protocol/videos.js';
 import type { CancelSignal } from '../util/cancellation.js';
 
 export interface ChatCall {
@@ -85,6 +87,91 @@ export interface ImagesResult {
   readonly images: readonly GeneratedImage[];
 }
 
+/** A file the caller sent, kept in the blob store while calls use it. */
+export interface InputFile {
+  readonly filename: string;
+  readonly contentType: string;
+  readonly size: number;
+  /** Opens the bytes for reading; may be called more than once (a failover reads the file again). */
+  open(): Promise<NodeJS.ReadableStream>;
+}
+
+export interface SpeechCall {
+  readonly request: SpeechRequest;
+  readonly upstreamModel: string;
+  readonly signal: CancelSignal;
+  readonly requestId: string;
+}
+
+export interface SpeechResult {
+  /** The content type of the audio (`audio/mpeg`, `audio/wav`, ...). */
+  readonly contentType: string;
+  /** The audio, relayed to the caller as it arrives; ends or throws (GatewayError) when the upstream does. */
+  readonly audio: AsyncIterable<Uint8Array>;
+}
+
+export interface TranscriptionCall {
+  /** The caller's form fields; `model` is still the public id. */
+  readonly request: TranscriptionRequest;
+  readonly file: InputFile;
+  readonly upstreamModel: string;
+  readonly signal: CancelSignal;
+  readonly requestId: string;
+}
+
+export interface TranscriptionResult {
+  /** The answer in the caller's `response_format` (JSON or text), relayed as is. */
+  readonly body: string;
+  readonly contentType: string;
+  /** Seconds of audio, when the upstream says (`duration`, or `usage.seconds`); null otherwise. */
+  readonly seconds: number | null;
+  /** Tokens, when the upstream bills transcription by tokens (`usage.input_tokens` / `output_tokens`). */
+  readonly promptTokens?: number;
+  readonly completionTokens?: number;
+}
+
+export interface VideoCall {
+  /** The caller's validated request; `model` is still the public id. */
+  readonly request: VideoCreateRequest;
+  /** An image or video that guides generation (`input_reference`), if the caller sent one. */
+  readonly reference?: InputFile;
+  readonly upstreamModel: string;
+  readonly signal: CancelSignal;
+  readonly requestId: string;
+}
+
+/** A video job as the upstream reports it. */
+export interface UpstreamVideoJob {
+  /** The upstream's id for the job, kept by Tollgate to poll it. */
+  readonly id: string;
+  readonly status: 'queued' | 'in_progress' | 'completed' | 'failed';
+  /** 0 to 100. */
+  readonly progress: number;
+  readonly error?: VideoError;
+}
+
+/** One job at the upstream, as Tollgate remembers it across restarts. */
+export interface VideoJobRef {
+  readonly upstreamId: string;
+  readonly upstreamModel: string;
+  readonly signal: CancelSignal;
+}
+
+export interface VideoContent {
+  readonly contentType: string;
+  readonly body: AsyncIterable<Uint8Array>;
+}
+
+/** Video generation as asynchronous jobs at the upstream. */
+export interface VideoJobs {
+  create(call: VideoCall): Promise<UpstreamVideoJob>;
+  retrieve(job: VideoJobRef): Promise<UpstreamVideoJob>;
+  /** The finished video's bytes (MP4). */
+  content(job: VideoJobRef): Promise<VideoContent>;
+  /** Stops the job upstream, or deletes it where the provider cannot stop one. Best effort. */
+  cancel(job: VideoJobRef): Promise<void>;
+}
+
 export interface ProviderAdapter {
   /** The provider id from the configuration. */
   readonly id: string;
@@ -102,6 +189,12 @@ export interface ProviderAdapter {
   embeddings?(call: EmbeddingsCall): Promise<EmbeddingsResult>;
   /** Image generation; absent when the adapter implements none. The images come back as bytes. */
   images?(call: ImagesCall): Promise<ImagesResult>;
+  /** Text to speech; absent when the adapter implements none. */
+  speech?(call: SpeechCall): Promise<SpeechResult>;
+  /** Speech to text from an uploaded file; absent when the adapter implements none. */
+  transcription?(call: TranscriptionCall): Promise<TranscriptionResult>;
+  /** Video generation jobs; absent when the adapter implements none. */
+  readonly videos?: VideoJobs;
   /** Release pooled connections. */
   close(): Promise<void>;
 }

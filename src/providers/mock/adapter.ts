@@ -17,7 +17,7 @@ import { mockImages } from './images.js';
 import { estimateEmbeddingsTokens } from '../../protocol/embeddings-tokens.js';
 import { mockChoice, type MockChoice } from './reply.js';
 
-const DEFAULTS: MockOptions = { latency_ms: 0, chunk_delay_ms: 0, malformed: false, hang: false, crash: false, missing_capabilities: [] };
+const DEFAULTS: MockOptions = { latency_ms: 0, chunk_delay_ms: 0, malformed: false, hang: false, crash: false, missing_capabilities: [], video_ms: 3_000, video_fail: false };
 
 function wait(ms: number, signal: CancelSignal): Promise<void> {
   return sleep(ms, signal, (cancelled) => upstreamFault(cancelled.reason, cancelled));

@@ -1,0 +1,44 @@
+/** The OpenAI audio wire types: POST /v1/audio/speech (JSON in, audio out) and /v1/audio/transcriptions (multipart in). */
+
+export const SPEECH_FORMATS = ['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'] as const;
+export type SpeechFormat = (typeof SPEECH_FORMATS)[number];
+
+/** The content type each speech format is answered with. */
+export const SPEECH_CONTENT_TYPES: Readonly<Record<SpeechFormat, string>> = {
+  mp3: 'audio/mpeg',
+  opus: 'audio/ogg',
+  aac: 'audio/aac',
+  flac: 'audio/flac',
+  wav: 'audio/wav',
+  pcm: 'audio/pcm',
+};
+
+export interface SpeechRequest {
+  model: string;
+  /** The text to speak, 1 to 4,096 characters. */
+  input: string;
+  voice: string;
+  /** Default `mp3`. */
+  response_format?: SpeechFormat;
+  /** 0.25 to 4.0 (default 1). */
+  speed?: number;
+  instructions?: string;
+  [extra: string]: unknown;
+}
+
+export const MAX_SPEECH_INPUT_CHARS = 4096;
+
+export const TRANSCRIPTION_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const;
+export type TranscriptionFormat = (typeof TRANSCRIPTION_FORMATS)[number];
+
+/** The fields of a transcription request besides the file (multipart form fields, all text). */
+export interface TranscriptionRequest {
+  model: string;
+  language?: string;
+  prompt?: string;
+  /** Default `json`. */
+  response_format?: TranscriptionFormat;
+  temperature?: number;
+  /** `word` and/or `segment`; only with `verbose_json`. */
+  timestamp_granularities?: Array<'word' | 'segment'>;
+}
