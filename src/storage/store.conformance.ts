@@ -3,7 +3,7 @@
  * fresh, empty store of its own.
  */
 import { describe, expect, it, beforeEach, afterEach } from 'vitest';
-import type { IdempotencyRecord, Store, UsageRecord } from './types.js';
+import type { FileRecord, VideoJobRecord, IdempotencyRecord, Store, UsageRecord } from './types.js';
 
 export function storeConformance(name: string, open: () => Promise<Store>): void {
   describe(`Store conformance: ${name}`, () => {
@@ -176,6 +176,84 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(await store.deleteAssetsCreatedBefore(now - 1, 10)).toEqual(['blob_aaaaaaaaaaaaaaaaaaaaaaaa']);
       expect(await store.getAsset(asset.id)).toBeUndefined();
       expect((await store.getAsset('asset_fedcba9876543210fedcba98'))?.bytes).toBe(1234);
+    });
+
+    it('keeps uploaded files, lists them by cursor in both orders, deletes and expires them', async () => {
+      const now = Date.now();
+      const file = (i: number, account = 'm1'): FileRecord => ({
+        id: `file-${String(i).padStart(24, '0')}`,
+        accountId: account,
+        blobId: `blob_${String(i).padStart(24, '0')}`,
+        filename: `f${i}.wav`,
+        purpose: 'transcription',
+        contentType: 'audio/wav',
+        bytes: 100 + i,
+        createdAt: now + i,
+        expiresAt: i === 4 ? now - 1 : now + 60_000,
+      });
+      for (const i of [1, 2, 3, 4]) await store.putFile(file(i));
+      await store.putFile(file(5, 'other'));
+      expect(await store.getFile(file(2).id)).toEqual(file(2));
+      const ids = (files: FileRecord[]): string[] => files.map((f) => f.filename);
+      expect(ids(await store.listFiles('m1', { limit: 2, order: 'desc' }))).toEqual(['f4.wav', 'f3.wav']);
+      expect(ids(await store.listFiles('m1', { limit: 2, order: 'desc', after: file(3).id }))).toEqual(['f2.wav', 'f1.wav']);
+      expect(ids(await store.listFiles('m1', { limit: 10, order: 'asc', after: file(2).id }))).toEqual(['f3.wav', 'f4.wav']);
+      // Another account's cursor is no cursor at all.
+      expect(await store.listFiles('m1', { limit: 10, order: 'asc', after: file(5, 'other').id })).toEqual([]);
+      expect(await store.deleteExpiredFiles(now, 10)).toEqual([file(4).blobId]);
+      expect(await store.deleteFile(file(1).id)).toBe(file(1).blobId);
+      expect(await store.deleteFile(file(1).id)).toBeUndefined();
+      expect(ids(await store.listFiles('m1', { limit: 10, order: 'asc' }))).toEqual(['f2.wav', 'f3.wav']);
+    });
+
+    it('keeps video jobs, updates them only in the expected status, and leases due jobs to one owner at a time', async () => {
+      const now = Date.now();
+      const job = (i: number, fields: Partial<VideoJobRecord> = {}): VideoJobRecord => ({
+        id: `video_${String(i).padStart(24, '0')}`,
+        accountId: 'm1',
+        apiKeyId: 'k1',
+        requestId: `req_${i}`,
+        model: 'video-model',
+        provider: 'mock',
+        upstreamModel: 'mock-video',
+        upstreamId: `up_${i}`,
+        status: 'queued',
+        progress: 0,
+        prompt: 'a cat',
+        seconds: 4,
+        size: '720x1280',
+        chargedMicros: 400_000,
+        errorCode: null,
+        errorMessage: null,
+        assetId: null,
+        createdAt: now + i,
+        updatedAt: now + i,
+        completedAt: null,
+        nextPollAt: now - 1,
+        pollFailures: 0,
+        leaseOwner: null,
+        leaseUntil: null,
+        ...fields,
+      });
+      await store.putVideoJob(job(1));
+      await store.putVideoJob(job(2, { status: 'completed', progress: 100, assetId: 'asset_x', completedAt: now }));
+      await store.putVideoJob(job(3, { nextPollAt: now + 60_000 }));
+      expect(await store.getVideoJob(job(2).id)).toEqual(job(2, { status: 'completed', progress: 100, assetId: 'asset_x', completedAt: now }));
+      expect((await store.listVideoJobs('m1', { limit: 10, order: 'desc' })).map((j) => j.id)).toEqual([job(3).id, job(2).id, job(1).id]);
+
+      const leased = await store.leaseDueVideoJobs('a', now, 30_000, 10);
+      expect(leased.map((j) => [j.id, j.leaseOwner])).toEqual([[job(1).id, 'a']]);
+      expect(await store.leaseDueVideoJobs('b', now, 30_000, 10)).toEqual([]);
+      expect(await store.updateVideoJob(job(1).id, { progress: 50 }, ['queued', 'in_progress'], 'b')).toBe(false);
+      expect(await store.updateVideoJob(job(1).id, { status: 'in_progress', progress: 50, leaseOwner: null, leaseUntil: null }, ['queued', 'in_progress'], 'a')).toBe(true);
+      expect(await store.updateVideoJob(job(2).id, { status: 'cancelled' }, ['queued', 'in_progress'])).toBe(false);
+      const after = await store.getVideoJob(job(1).id);
+      expect([after?.status, after?.progress, after?.leaseOwner]).toEqual(['in_progress', 50, null]);
+      // An expired lease is free again.
+      expect((await store.leaseDueVideoJobs('b', now + 1, 10, 10)).map((j) => j.id)).toEqual([job(1).id]);
+      expect((await store.leaseDueVideoJobs('c', now + 20, 10, 10)).map((j) => j.id)).toEqual([job(1).id]);
+      expect(await store.deleteVideoJob(job(2).id)).toBe(true);
+      expect(await store.deleteVideoJob(job(2).id)).toBe(false);
     });
 
     it('lists accounts and deletes keys', async () => {

@@ -156,6 +156,71 @@ export interface AssetRecord {
   createdAt: number;
 }
 
+/** A file an account uploaded (POST /v1/files), used as an input by later requests. */
+export interface FileRecord {
+  /** `file-` + 24 hex digits. */
+  id: string;
+  accountId: string;
+  blobId: string;
+  filename: string;
+  /** What the caller said it is for (`transcription`, `vision`, `user_data`, ...). */
+  purpose: string;
+  contentType: string;
+  bytes: number;
+  createdAt: number;
+  /** Unix ms after which it is swept. */
+  expiresAt: number;
+}
+
+export type VideoJobStatus = 'queued' | 'in_progress' | 'completed' | 'failed' | 'cancelled';
+
+/** A video generation job: Tollgate's record of a job at an upstream, polled until it ends. */
+export interface VideoJobRecord {
+  /** `video_` + 24 hex digits. */
+  id: string;
+  accountId: string;
+  apiKeyId: string;
+  /** The request that created it. */
+  requestId: string;
+  model: string;
+  provider: string;
+  upstreamModel: string;
+  upstreamId: string;
+  status: VideoJobStatus;
+  progress: number;
+  prompt: string;
+  seconds: number;
+  size: string;
+  /** What the creation was charged (refunded if the job fails or is cancelled). */
+  chargedMicros: number;
+  errorCode: string | null;
+  errorMessage: string | null;
+  /** The finished video, once completed. */
+  assetId: string | null;
+  createdAt: number;
+  updatedAt: number;
+  completedAt: number | null;
+  /** When the job should next be polled (Unix ms). */
+  nextPollAt: number;
+  /** Polls in a row that failed (upstream unreachable), to give up after a while. */
+  pollFailures: number;
+  /** The instance polling it now, until `leaseUntil`: two instances never poll one job at once. */
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+}
+
+/** What a poll (or a cancel) changes in a job. */
+export type VideoJobChanges = Partial<
+  Pick<VideoJobRecord, 'status' | 'progress' | 'errorCode' | 'errorMessage' | 'assetId' | 'updatedAt' | 'completedAt' | 'nextPollAt' | 'pollFailures' | 'leaseOwner' | 'leaseUntil'>
+>;
+
+export interface ListPage {
+  /** Items after this id in the order (exclusive cursor), if any. */
+  after?: string;
+  limit: number;
+  order: 'asc' | 'desc';
+}
+
 export interface Store {
   /** Brings the schema to the latest version; runs at every start. */
   migrate(): Promise<void>;
@@ -198,6 +263,34 @@ export interface Store {
   getAsset(id: string): Promise<AssetRecord | undefined>;
   /** Deletes assets created before `before`, at most `limit`; returns their blob ids. */
   deleteAssetsCreatedBefore(before: number, limit: number): Promise<string[]>;
+  /** Deletes an asset; returns its blob id, or undefined if it did not exist. */
+  deleteAsset(id: string): Promise<string | undefined>;
+
+  putFile(file: FileRecord): Promise<void>;
+  getFile(id: string): Promise<FileRecord | undefined>;
+  /** The account's files by creation time, `limit` of them after the cursor. */
+  listFiles(accountId: string, page: ListPage): Promise<FileRecord[]>;
+  /** Deletes a file; returns its blob id, or undefined if it did not exist. */
+  deleteFile(id: string): Promise<string | undefined>;
+  /** Deletes files expired at `now`, at most `limit`; returns their blob ids. */
+  deleteExpiredFiles(now: number, limit: number): Promise<string[]>;
+
+  putVideoJob(job: VideoJobRecord): Promise<void>;
+  getVideoJob(id: string): Promise<VideoJobRecord | undefined>;
+  listVideoJobs(accountId: string, page: ListPage): Promise<VideoJobRecord[]>;
+  /**
+   * Applies the changes if the job is in one of `ifStatus` (and, when `ifLeaseOwner` is given,
+   * still leased by that owner); returns whether it was changed. The conditions make a cancel
+   * and a poll that race end one way only.
+   */
+  updateVideoJob(id: string, changes: VideoJobChanges, ifStatus: readonly VideoJobStatus[], ifLeaseOwner?: string): Promise<boolean>;
+  /**
+   * Leases up to `limit` jobs still in flight whose next poll is due and whose lease (if any) has
+   * expired, to `owner` until `now + leaseMs`; atomic across instances. Returns them.
+   */
+  leaseDueVideoJobs(owner: string, now: number, leaseMs: number, limit: number): Promise<VideoJobRecord[]>;
+  /** Deletes a finished job; returns whether it existed. */
+  deleteVideoJob(id: string): Promise<boolean>;
 
   /** One trivial query (`select 1`): resolves when the storage answers, for the readiness probe. */
   ping(): Promise<void>;

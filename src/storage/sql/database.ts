@@ -70,6 +70,45 @@ export interface AssetsTable {
   created_at: number;
 }
 
+export interface FilesTable {
+  id: string;
+  account_id: string;
+  blob_id: string;
+  filename: string;
+  purpose: string;
+  content_type: string;
+  bytes: number;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface VideoJobsTable {
+  id: string;
+  account_id: string;
+  api_key_id: string;
+  request_id: string;
+  model: string;
+  provider: string;
+  upstream_model: string;
+  upstream_id: string;
+  status: string;
+  progress: number;
+  prompt: string;
+  seconds: number;
+  size: string;
+  charged_micros: number;
+  error_code: string | null;
+  error_message: string | null;
+  asset_id: string | null;
+  created_at: number;
+  updated_at: number;
+  completed_at: number | null;
+  next_poll_at: number;
+  poll_failures: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+}
+
 export interface ApiKeysTable {
   id: string;
   account_id: string;
@@ -93,4 +132,6 @@ export interface Database {
   usage_records: UsageRecordsTable;
   idempotency_records: IdempotencyRecordsTable;
   assets: AssetsTable;
+  files: FilesTable;
+  video_jobs: VideoJobsTable;
 }

@@ -109,4 +109,51 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('assets_created_at').on('assets').column('created_at').execute();
     },
   },
+  '0005_files_and_video_jobs': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('files')
+        .addColumn('id', 'varchar(40)', (c) => c.primaryKey())
+        .addColumn('account_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('blob_id', 'varchar(40)', (c) => c.notNull())
+        .addColumn('filename', 'varchar(512)', (c) => c.notNull())
+        .addColumn('purpose', 'varchar(64)', (c) => c.notNull())
+        .addColumn('content_type', 'varchar(128)', (c) => c.notNull())
+        .addColumn('bytes', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('files_account_created').on('files').columns(['account_id', 'created_at']).execute();
+      await db.schema.createIndex('files_expires_at').on('files').column('expires_at').execute();
+      await db.schema
+        .createTable('video_jobs')
+        .addColumn('id', 'varchar(40)', (c) => c.primaryKey())
+        .addColumn('account_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('api_key_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('request_id', 'varchar(64)', (c) => c.notNull())
+        .addColumn('model', 'varchar(128)', (c) => c.notNull())
+        .addColumn('provider', 'varchar(128)', (c) => c.notNull())
+        .addColumn('upstream_model', 'varchar(256)', (c) => c.notNull())
+        .addColumn('upstream_id', 'varchar(512)', (c) => c.notNull())
+        .addColumn('status', 'varchar(16)', (c) => c.notNull())
+        .addColumn('progress', 'integer', (c) => c.notNull())
+        .addColumn('prompt', 'text', (c) => c.notNull())
+        .addColumn('seconds', 'integer', (c) => c.notNull())
+        .addColumn('size', 'varchar(32)', (c) => c.notNull())
+        .addColumn('charged_micros', 'bigint', (c) => c.notNull())
+        .addColumn('error_code', 'varchar(128)')
+        .addColumn('error_message', 'text')
+        .addColumn('asset_id', 'varchar(40)')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addColumn('completed_at', 'bigint')
+        .addColumn('next_poll_at', 'bigint', (c) => c.notNull())
+        .addColumn('poll_failures', 'integer', (c) => c.notNull())
+        .addColumn('lease_owner', 'varchar(64)')
+        .addColumn('lease_until', 'bigint')
+        .execute();
+      await db.schema.createIndex('video_jobs_account_created').on('video_jobs').columns(['account_id', 'created_at']).execute();
+      await db.schema.createIndex('video_jobs_due').on('video_jobs').columns(['status', 'next_poll_at']).execute();
+    },
+  },
 };

@@ -3,13 +3,21 @@
  * in the files that open each backend.
  */
 import { randomBytes } from 'node:crypto';
-import { Migrator, sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { Migrator, sql, type ExpressionBuilder, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, AccountsTable, ApiKeysTable, LedgerEntriesTable } from './database.js';
 import { migrations } from './migrations.js';
 import { idempotencyRecordOf, idempotencyRow } from './idempotency-rows.js';
+import { fileOf, fileRow } from './file-rows.js';
+import { videoJobOf, videoJobRow, videoJobUpdate } from './video-job-rows.js';
+import { listPage } from './list-page.js';
 import type {
   AccountRecord,
   AssetRecord,
+  FileRecord,
+  ListPage,
+  VideoJobChanges,
+  VideoJobRecord,
+  VideoJobStatus,
   ApiKeyRecord,
   CreditReservation,
   IdempotencyRecord,
@@ -368,6 +376,83 @@ export class SqlStore implements Store {
     const old = this.db.selectFrom('assets').select('id').where('created_at', '<', before).limit(limit);
     const deleted = await this.db.deleteFrom('assets').where('id', 'in', old).returning('blob_id').execute();
     return deleted.map((row) => row.blob_id);
+  }
+
+  async deleteAsset(id: string): Promise<string | undefined> {
+    const deleted = await this.db.deleteFrom('assets').where('id', '=', id).returning('blob_id').executeTakeFirst();
+    return deleted?.blob_id;
+  }
+
+  async putFile(file: FileRecord): Promise<void> {
+    await this.db.insertInto('files').values(fileRow(file)).execute();
+  }
+
+  async getFile(id: string): Promise<FileRecord | undefined> {
+    const row = await this.db.selectFrom('files').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : fileOf(row);
+  }
+
+  async listFiles(accountId: string, page: ListPage): Promise<FileRecord[]> {
+    return (await listPage(this.db, 'files', accountId, page)).map(fileOf);
+  }
+
+  async deleteFile(id: string): Promise<string | undefined> {
+    const deleted = await this.db.deleteFrom('files').where('id', '=', id).returning('blob_id').executeTakeFirst();
+    return deleted?.blob_id;
+  }
+
+  async deleteExpiredFiles(now: number, limit: number): Promise<string[]> {
+    const expired = this.db.selectFrom('files').select('id').where('expires_at', '<=', now).limit(limit);
+    const deleted = await this.db.deleteFrom('files').where('id', 'in', expired).returning('blob_id').execute();
+    return deleted.map((row) => row.blob_id);
+  }
+
+  async putVideoJob(job: VideoJobRecord): Promise<void> {
+    await this.db.insertInto('video_jobs').values(videoJobRow(job)).execute();
+  }
+
+  async getVideoJob(id: string): Promise<VideoJobRecord | undefined> {
+    const row = await this.db.selectFrom('video_jobs').selectAll().where('id', '=', id).executeTakeFirst();
+    return row === undefined ? undefined : videoJobOf(row);
+  }
+
+  async listVideoJobs(accountId: string, page: ListPage): Promise<VideoJobRecord[]> {
+    return (await listPage(this.db, 'video_jobs', accountId, page)).map(videoJobOf);
+  }
+
+  async updateVideoJob(id: string, changes: VideoJobChanges, ifStatus: readonly VideoJobStatus[], ifLeaseOwner?: string): Promise<boolean> {
+    let query = this.db.updateTable('video_jobs').set(videoJobUpdate(changes)).where('id', '=', id).where('status', 'in', [...ifStatus]);
+    if (ifLeaseOwner !== undefined) query = query.where('lease_owner', '=', ifLeaseOwner);
+    const result = await query.executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async leaseDueVideoJobs(owner: string, now: number, leaseMs: number, limit: number): Promise<VideoJobRecord[]> {
+    const free = (eb: ExpressionBuilder<Database, 'video_jobs'>) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]);
+    const due = this.db
+      .selectFrom('video_jobs')
+      .select('id')
+      .where('status', 'in', ['queued', 'in_progress'])
+      .where('next_poll_at', '<=', now)
+      .where(free)
+      .orderBy('next_poll_at')
+      .limit(limit);
+    // The lease condition is repeated outside the subquery: PostgreSQL re-checks it on a row
+    // another instance leased meanwhile, so that only one of them gets each job.
+    const rows = await this.db
+      .updateTable('video_jobs')
+      .set({ lease_owner: owner, lease_until: now + leaseMs })
+      .where('id', 'in', due)
+      .where('status', 'in', ['queued', 'in_progress'])
+      .where(free)
+      .returningAll()
+      .execute();
+    return rows.map(videoJobOf);
+  }
+
+  async deleteVideoJob(id: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('video_jobs').where('id', '=', id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
   }
 
   async ping(): Promise<void> {
