@@ -2,7 +2,8 @@
  * The built-in mock provider: deterministic, in-process, no network. Used by the quick start and
  * by tests. Its options (providers[].mock in the config) simulate latency, slow streaming, upstream
  * error statuses, malformed bodies, hangs, broken streams and missing capabilities, through the
- * same error mapping as the real adapters.
+ * same error mapping as the real adapters. Besides chat it answers embeddings, images, speech,
+ * transcriptions and video jobs with small but real outputs (see the files beside this one).
  */
 import { GatewayError } from '../../errors/index.js';
 import type { MockOptions, ProviderConfig } from '../../config/schema.js';
@@ -11,9 +12,15 @@ import type { ChatCompletion, ChatCompletionChunk, Usage } from '../../protocol/
 import { estimateMessagesTokens } from '../../protocol/token-estimate.js';
 import { upstreamFault, upstreamStatusError } from '../upstream/upstream-faults.js';
 import { sleep, type CancelSignal } from '../../util/cancellation.js';
-import type { ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ImagesCall, ImagesResult, ProviderAdapter, StreamPiece } from '../types.js';
+import type {
+  ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ImagesCall, ImagesResult, ProviderAdapter, SpeechCall, SpeechResult, StreamPiece,
+  TranscriptionCall, TranscriptionResult, VideoCall, VideoJobs,
+} from '../types.js';
 import { mockEmbeddings } from './embeddings.js';
 import { mockImages } from './images.js';
+import { mockSpeech } from './speech.js';
+import { mockTranscription } from './transcription.js';
+import { mockVideoJobs } from './videos.js';
 import { estimateEmbeddingsTokens } from '../../protocol/embeddings-tokens.js';
 import { mockChoice, type MockChoice } from './reply.js';
 
@@ -52,6 +59,23 @@ export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
     if (options.crash) throw new Error('simulated fault inside the mock adapter');
     if (options.malformed) throw new GatewayError('upstream_malformed_response', `Provider "${provider.id}" returned a body that is not a chat completion.`);
   }
+
+  /** What every call but chat goes through before the mock answers: latency, then the faults. */
+  async function beforeAnswer(call: { signal: CancelSignal }): Promise<void> {
+    if (options.latency_ms > 0) await wait(options.latency_ms, call.signal);
+    if (faulty()) await fail(call);
+  }
+
+  // Only creating a job meets the faults: polling and downloading are the gateway's own schedule,
+  // and a mock that failed them would fail jobs the configuration says complete.
+  const videoJobs = mockVideoJobs(options);
+  const videos: VideoJobs = {
+    ...videoJobs,
+    async create(call: VideoCall) {
+      await beforeAnswer(call);
+      return videoJobs.create(call);
+    },
+  };
 
   return {
     id: provider.id,
@@ -135,16 +159,26 @@ export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
     },
 
     async embeddings(call: EmbeddingsCall): Promise<EmbeddingsResult> {
-      if (options.latency_ms > 0) await wait(options.latency_ms, call.signal);
-      if (faulty()) await fail(call);
+      await beforeAnswer(call);
       return { vectors: mockEmbeddings(call.request.input, call.request.dimensions), promptTokens: estimateEmbeddingsTokens(call.request.input) };
     },
 
     async images(call: ImagesCall): Promise<ImagesResult> {
-      if (options.latency_ms > 0) await wait(options.latency_ms, call.signal);
-      if (faulty()) await fail(call);
+      await beforeAnswer(call);
       return mockImages(call.request);
     },
+
+    async speech(call: SpeechCall): Promise<SpeechResult> {
+      await beforeAnswer(call);
+      return mockSpeech(call);
+    },
+
+    async transcription(call: TranscriptionCall): Promise<TranscriptionResult> {
+      await beforeAnswer(call);
+      return mockTranscription(call);
+    },
+
+    videos,
 
     close(): Promise<void> {
       return Promise.resolve();
