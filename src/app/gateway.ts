@@ -20,8 +20,7 @@ import { Router } from '../routing/router.js';
 import { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { ChatService } from '../core/chat-service.js';
 import { UnaryService } from '../core/unary-service.js';
-import { Assets } from '../assets/assets.js';
-import { openBlobStore } from '../storage/blobs/open-blob-store.js';
+import { openMedia, type Media } from './open-media.js';
 import { ModelLimits } from '../core/model-limits.js';
 import { LimitPlans } from '../limits/plan.js';
 import { openLimiter, type OpenedLimiter } from '../limits/open-limiter.js';
@@ -63,7 +62,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
   let limits: OpenedLimiter | undefined;
   let billing: OpenedBilling | undefined;
   let idempotency: OpenedIdempotency | undefined;
-  let assets: Assets | undefined;
+  let media: Media | undefined;
   let channel: RedisChannel<Invalidation> | undefined;
   let shedder: LoadShedder | undefined;
   try {
@@ -80,7 +79,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     limits = await openLimiter(config, logger, options.clock);
     billing = openBilling(config, store, logger);
     idempotency = await openIdempotency(config, store, logger);
-    assets = new Assets(store, await openBlobStore(config), config.blobs.retention_ms, logger);
+    media = await openMedia(config, store, billing.credits, adapters, logger);
     const plans = new LimitPlans(config.tiers);
     const router = new Router(config.models, adapters, config.routing);
     const metrics = config.metrics.enabled ? new GatewayMetrics(() => router.routes()) : null;
@@ -120,7 +119,11 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
       catalog,
       chat,
       unary,
-      assets,
+      assets: media.assets,
+      files: media.files,
+      videos: media.videos,
+      uploads: { blobs: media.assets.blobs, maxBytes: parseSize(config.uploads.max_bytes), contentTypes: media.contentTypes },
+      assetRetentionMs: config.blobs.retention_ms,
       publicUrl: config.server.public_url,
       limits: new ModelLimits(limits.limiter, plans),
       shedder,
@@ -134,7 +137,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     const openLimits = limits;
     const openBillingParts = billing;
     const openIdempotencyParts = idempotency;
-    const openAssets = assets;
+    const openedMedia = media;
     const openChannel = channel;
     let closing: Promise<void> | undefined;
     return {
@@ -158,7 +161,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
           await openBillingParts.close();
           // After the settlements: claims are given back once their records are committed.
           await openIdempotencyParts.close();
-          await openAssets.close();
+          await openedMedia.close();
           await openLimits.close();
           await openChannel?.close();
           await Promise.allSettled([...openAdapters.values()].map((a) => a.close()));
@@ -173,7 +176,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     await limits?.close();
     await billing?.close();
     await idempotency?.close();
-    await assets?.close();
+    await media?.close();
     await channel?.close();
     await store.close().catch(() => undefined);
     throw err;

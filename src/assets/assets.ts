@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors/index.js';
-import type { BlobRange, BlobStore } from '../storage/blobs/types.js';
+import type { BlobRange, BlobSource, BlobStore } from '../storage/blobs/types.js';
 import type { AssetRecord, Store } from '../storage/types.js';
 
 const ASSET_ID = /^asset_[0-9a-f]{24}$/;
@@ -37,6 +37,25 @@ export class Assets {
     const asset: AssetRecord = { id: newAssetId(), accountId, blobId: blob.id, contentType, bytes: blob.size, requestId, createdAt: blob.createdAt };
     await this.store.putAsset(asset);
     return asset;
+  }
+
+  /** Streams content into a new asset, at most `maxBytes` (BlobTooLargeError beyond, nothing kept). */
+  async saveStream(accountId: string, requestId: string, source: BlobSource, contentType: string, maxBytes: number): Promise<AssetRecord> {
+    const blob = await this.blobs.put(source, { contentType, maxBytes });
+    const asset: AssetRecord = { id: newAssetId(), accountId, blobId: blob.id, contentType, bytes: blob.size, requestId, createdAt: blob.createdAt };
+    try {
+      await this.store.putAsset(asset);
+    } catch (err) {
+      await this.blobs.delete(blob.id).catch(() => false);
+      throw err;
+    }
+    return asset;
+  }
+
+  /** Deletes an asset and its bytes (nothing if it is gone already). */
+  async delete(id: string): Promise<void> {
+    const blobId = await this.store.deleteAsset(id);
+    if (blobId !== undefined) await this.blobs.delete(blobId);
   }
 
   /** The account's asset, or 404. */

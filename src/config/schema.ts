@@ -233,6 +233,23 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    uploads: Type.Object(
+      {
+        max_bytes: Type.Union(Size.anyOf, { default: '512mb', description: 'the largest file one upload (or a transcription\'s audio, or a video reference) may have' }),
+        retention_ms: Type.Optional(Type.Integer({ minimum: 60_000, description: 'how long uploaded files are kept (default and at most: blobs.retention_ms)' })),
+        content_types: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, default: ['*/*'], description: 'content types an upload may have, as globs such as audio/*' }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    videos: Type.Object(
+      {
+        poll_interval_ms: Millis(5_000),
+        lease_ms: Type.Integer({ minimum: 1_000, default: 60_000, description: 'how long one instance holds a job it polls before another may take it over' }),
+        max_bytes: Type.Union(Size.anyOf, { default: '2gb', description: 'the largest finished video kept' }),
+        give_up_after_ms: Type.Integer({ minimum: 1_000, default: 600_000, description: 'a job whose upstream cannot be reached for this long is marked failed' }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     idempotency: Type.Object(
       {
         backend: Type.Union([Type.Literal('memory'), Type.Literal('redis')], {

@@ -87,6 +87,18 @@ function checkReferences(config: Config, source: string): void {
   }
   if (config.redis !== undefined && !URL.canParse(config.redis.url)) fail('redis.url', `is not a valid URL ("${config.redis.url}")`);
   if (config.limits.backend === 'redis' && config.redis === undefined) fail('redis', 'is required when limits.backend is redis (e.g. redis: { url: redis://127.0.0.1:6379 })');
+  for (const field of ['uploads.max_bytes', 'videos.max_bytes'] as const) {
+    const [section, key] = field.split('.') as ['uploads' | 'videos', 'max_bytes'];
+    try {
+      parseSize(config[section][key]);
+    } catch (err) {
+      fail(field, (err as Error).message);
+    }
+  }
+  if (config.uploads.retention_ms !== undefined && config.uploads.retention_ms > config.blobs.retention_ms) {
+    // The blob sweep removes every blob older than blobs.retention_ms, a file's included.
+    fail('uploads.retention_ms', `must not exceed blobs.retention_ms (${config.blobs.retention_ms})`);
+  }
   if (config.blobs.backend === 'postgres' && config.blobs.url === undefined && config.storage.url.startsWith('sqlite://')) {
     fail('blobs.url', 'is required when blobs.backend is postgres and storage is SQLite (e.g. postgres://user@host:5432/db)');
   }

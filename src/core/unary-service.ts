@@ -14,6 +14,7 @@ import type { Billing, BilledRequest } from '../billing/billing.js';
 import type { CreditHold } from '../billing/types.js';
 import type { Router } from '../routing/router.js';
 import type { Modality } from '../protocol/modalities.js';
+import type { PriceConfig } from '../config/schema.js';
 import type { ProviderAdapter } from '../providers/types.js';
 import type { CancelSignal } from '../util/cancellation.js';
 import type { Cancellation } from '../util/cancellation.js';
@@ -36,9 +37,22 @@ export interface UnaryCallContext {
   assetUrl: (assetId: string) => string;
 }
 
+/**
+ * A body relayed to the caller as the upstream produces it (speech audio). What it costs is known
+ * only at its end: `unitsOf` turns what was relayed into units to charge.
+ */
+export interface StreamedBody {
+  readonly chunks: AsyncIterable<Uint8Array>;
+  /** Units (seconds of audio) for `bytes` relayed, given the first bytes (up to HEAD_BYTES) of the body. */
+  unitsOf(bytes: number, head: Buffer): number;
+}
+
+/** How much of a streamed body's start `unitsOf` is given (enough for a WAV header). */
+export const HEAD_BYTES = 4096;
+
 /** What one route's answer comes to: the response body and what to count and charge. */
 export interface UnaryAnswer {
-  readonly body: string | Buffer;
+  readonly body: string | Buffer | StreamedBody;
   readonly contentType: string;
   readonly promptTokens: number;
   readonly completionTokens: number;
@@ -47,10 +61,15 @@ export interface UnaryAnswer {
 }
 
 export interface RouteCall {
+  /** The public model id, its price, and the route's provider and upstream model. */
+  readonly model: string;
+  readonly price: PriceConfig;
+  readonly provider: string;
   readonly upstreamModel: string;
   readonly signal: CancelSignal;
   readonly requestId: string;
   readonly accountId: string;
+  readonly apiKeyId: string;
   readonly assetUrl: (assetId: string) => string;
 }
 
@@ -58,7 +77,8 @@ export interface UnaryOperation<Req extends { model: string }> {
   readonly modality: Modality;
   /** The request field a request too large for the tokens-per-minute limit should shrink. */
   readonly sizeParam: string;
-  readonly validate: (body: unknown) => Req;
+  /** May look things up (an uploaded file named by id), hence the caller and the promise. */
+  readonly validate: (body: unknown, principal: Principal) => Req | Promise<Req>;
   readonly needs: (request: Req) => Requirement[];
   /** The most tokens (and units) the request can use: reserved against the limits and held as credit. */
   readonly bound: (request: Req) => { readonly prompt: number; readonly output: number; readonly units?: number };
@@ -66,7 +86,12 @@ export interface UnaryOperation<Req extends { model: string }> {
 }
 
 export interface UnaryOutcome {
-  readonly body: string | Buffer;
+  /** An async iterable for a streamed body: iterate it to the end (or `return()` it), then await `done`. */
+  readonly body: string | Buffer | AsyncIterable<Uint8Array>;
+  /** Resolves once the charge (and record) of a streamed body is committed; already resolved otherwise. */
+  readonly done: Promise<void>;
+  /** For a streamed body the caller will never iterate (it went away first): ends it as relayed with nothing. */
+  readonly abandon: () => void;
   readonly contentType: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly servedBy: ServedBy;
@@ -89,8 +114,8 @@ export class UnaryService {
 
   async run<Req extends { model: string }>(operation: UnaryOperation<Req>, body: unknown, ctx: UnaryCallContext): Promise<UnaryOutcome> {
     const { catalog, router, limiter, plans, billing } = this.options;
-    const request = operation.validate(body);
     const { principal } = ctx;
+    const request = await operation.validate(body, principal);
     const model = modelFor(catalog, request.model, principal);
     const needs = operation.needs(request);
     assertModelCapabilities(model, needs);
@@ -139,7 +164,17 @@ export class UnaryService {
     let answered;
     try {
       answered = await callRoutes(routes, first, ctx, deadlines, (route, signal) =>
-        operation.call(route.adapter, request, { upstreamModel: route.upstreamModel, signal, requestId: ctx.requestId, accountId: principal.account.id, assetUrl: ctx.assetUrl }),
+        operation.call(route.adapter, request, {
+          model: model.id,
+          price: model.config.price,
+          provider: route.provider,
+          upstreamModel: route.upstreamModel,
+          signal,
+          requestId: ctx.requestId,
+          accountId: principal.account.id,
+          apiKeyId: principal.key.id,
+          assetUrl: ctx.assetUrl,
+        }),
       );
     } catch (err) {
       admission.settle(failedSettlement(err));
@@ -152,10 +187,74 @@ export class UnaryService {
       throw error;
     }
     const { result, servedBy, upstreamMs } = answered;
+    const counted = { servedBy, upstreamMs, promptTokens: result.promptTokens, completionTokens: result.completionTokens };
+    if (typeof result.body === 'object' && !Buffer.isBuffer(result.body)) {
+      const relay = relayStream(result.body, ctx.idempotency !== undefined);
+      const done = relay.ended.then(async ({ bytes, head, kept, failure }) => {
+        admission.settle({ tokens: result.promptTokens + result.completionTokens, failed: failure !== null && bytes === 0 });
+        // Only a whole body is worth replaying; a cut one leaves the key free for a resend.
+        const record = failure === null && kept !== null ? (ctx.idempotency?.recordFor(200, { 'content-type': result.contentType }, kept) ?? null) : null;
+        const units = bytes === 0 ? 0 : (result.body as StreamedBody).unitsOf(bytes, head);
+        await billing.settle(billed, hold, { ...servedBy, promptTokens: result.promptTokens, completionTokens: result.completionTokens, units, charged: bytes > 0, status: 200, record });
+      });
+      return { body: relay.chunks, done, abandon: relay.abandon, contentType: result.contentType, headers: admission.headers, ...counted };
+    }
     admission.settle({ tokens: result.promptTokens + result.completionTokens, failed: false });
     const record = ctx.idempotency?.recordFor(200, { 'content-type': result.contentType }, result.body) ?? null;
     // The charge is committed before the answer goes out: a client that has it was charged.
     await billing.settle(billed, hold, { ...servedBy, promptTokens: result.promptTokens, completionTokens: result.completionTokens, units: result.units ?? 0, charged: true, status: 200, record });
-    return { body: result.body, contentType: result.contentType, headers: admission.headers, servedBy, upstreamMs, promptTokens: result.promptTokens, completionTokens: result.completionTokens };
+    return { body: result.body, done: Promise.resolve(), abandon: () => undefined, contentType: result.contentType, headers: admission.headers, ...counted };
   }
+}
+
+interface RelayEnd {
+  readonly bytes: number;
+  readonly head: Buffer;
+  /** The whole body, when it is kept for an Idempotency-Key record. */
+  readonly kept: Buffer | null;
+  readonly failure: unknown;
+}
+
+/**
+ * Passes a streamed body through while counting it; `ended` resolves when the caller's iteration
+ * stops, whether at the end, on an upstream fault, or because the caller went away.
+ */
+function relayStream(body: StreamedBody, keep: boolean): { chunks: AsyncIterable<Uint8Array>; ended: Promise<RelayEnd>; abandon: () => void } {
+  let end!: (value: RelayEnd) => void;
+  const ended = new Promise<RelayEnd>((resolve) => (end = resolve));
+  let started = false;
+  // A generator that never started runs no `finally`: abandoning it must end the relay and close the upstream.
+  const abandon = (): void => {
+    if (started) return;
+    started = true;
+    end({ bytes: 0, head: Buffer.alloc(0), kept: null, failure: new Error('the caller went away before the body started') });
+    void body.chunks[Symbol.asyncIterator]().return?.();
+  };
+  async function* chunks(): AsyncGenerator<Uint8Array> {
+    if (started) return;
+    started = true;
+    let bytes = 0;
+    const head: Buffer[] = [];
+    let headBytes = 0;
+    const kept: Buffer[] | null = keep ? [] : null;
+    let failure: unknown = new Error('the caller stopped reading');
+    try {
+      for await (const chunk of body.chunks) {
+        bytes += chunk.length;
+        if (headBytes < HEAD_BYTES) {
+          head.push(Buffer.from(chunk.subarray(0, HEAD_BYTES - headBytes)));
+          headBytes += Math.min(chunk.length, HEAD_BYTES - headBytes);
+        }
+        kept?.push(Buffer.from(chunk));
+        yield chunk;
+      }
+      failure = null;
+    } catch (err) {
+      failure = err;
+      throw err;
+    } finally {
+      end({ bytes, head: Buffer.concat(head), kept: kept === null ? null : Buffer.concat(kept), failure });
+    }
+  }
+  return { chunks: chunks(), ended, abandon };
 }

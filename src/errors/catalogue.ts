@@ -43,6 +43,8 @@ export const ERROR_CODES = {
   account_not_found: { status: 404, message: 'No account has this id.' },
   api_key_not_found: { status: 404, message: 'No API key has this id.' },
   asset_not_found: { status: 404, message: 'No asset has this id.' },
+  file_not_found: { status: 404, message: 'No uploaded file has this id.' },
+  video_not_found: { status: 404, message: 'No video job has this id.' },
 
   // 408
   generation_timeout: { status: 408, message: 'The generation exceeded the time budget for this request.' },
@@ -50,10 +52,13 @@ export const ERROR_CODES = {
   // 409
   account_already_exists: { status: 409, message: 'An account with this id already exists.' },
   idempotency_key_in_use: { status: 409, message: 'A request with this Idempotency-Key is still running; retry after Retry-After seconds to get its result.' },
+  video_job_in_progress: { status: 409, message: 'The video job is still queued or in progress.' },
+  video_job_finished: { status: 409, message: 'The video job has already finished and cannot be cancelled.' },
   idempotency_key_reused: { status: 409, message: 'This Idempotency-Key was already used with a different request; use a new key, or resend the identical request.' },
 
   // 413
   request_too_large: { status: 413, message: 'The request body is over the size limit.' },
+  file_too_large: { status: 413, message: 'An uploaded file is over the upload size limit; nothing of it was kept.' },
 
   // 416
   range_not_satisfiable: { status: 416, message: 'The Range header asks for bytes past the end of the content.' },

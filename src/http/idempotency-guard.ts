@@ -37,14 +37,18 @@ export async function guardIdempotent(
   reply: FastifyReply,
   deps: IdempotencyGuardDeps,
   modality: Modality,
+  /** What identifies the request: the body, or for a form its fields and its files' digests. */
+  fingerprintBody: unknown = request.body,
+  beforeReplay?: (record: IdempotencyRecord) => Promise<void>,
 ): Promise<IdempotentCall | null | typeof REPLAYED> {
   const key = parseIdempotencyKey(request.headers[IDEMPOTENCY_HEADER]);
   if (key === undefined) return null;
   const principal = request.principal as Principal;
   const path = request.url.split('?', 1)[0] ?? request.url;
-  const fingerprint = requestFingerprint(request.method, path, request.body);
+  const fingerprint = requestFingerprint(request.method, path, fingerprintBody);
   const start = await deps.idempotency.start(principal.account.id, key, fingerprint, request.id);
   if (start.kind === 'execute') return start.call;
+  await beforeReplay?.(start.record);
   await replay(request, reply, deps, modality, start.record);
   return REPLAYED;
 }

@@ -20,6 +20,10 @@ export interface RequestAudit {
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The endpoint's name for key and tier endpoint scopes (e.g. `chat/completions`). */
+    endpoint?: string;
+  }
   interface FastifyRequest {
     principal: Principal | null;
     sdk: SdkName;

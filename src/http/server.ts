@@ -26,6 +26,15 @@ import { embeddingsOperation } from '../core/operations/embeddings.js';
 import { imagesOperation } from '../core/operations/images.js';
 import { assetRoutes } from './routes/assets.js';
 import type { Assets } from '../assets/assets.js';
+import fastifyMultipart from '@fastify/multipart';
+import { speechOperation } from '../core/operations/speech.js';
+import { transcriptionOperation } from '../core/operations/transcription.js';
+import { videosOperation } from '../core/operations/videos.js';
+import { fileRoutes } from './routes/files.js';
+import { videoRoutes } from './routes/videos.js';
+import type { Files } from '../uploads/files.js';
+import type { VideoJobs } from '../videos/video-jobs.js';
+import type { UnaryRouteDeps } from './routes/unary.js';
 import { modelRoutes } from './routes/models.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
@@ -48,6 +57,14 @@ export interface HttpServerDeps {
   unary: UnaryService;
   /** Generated files served under /v1/assets. */
   assets: Assets;
+  /** Uploads under /v1/files. */
+  files: Files;
+  /** Video jobs under /v1/videos. */
+  videos: VideoJobs;
+  /** Where form files go while a request uses them, the upload limit, the content types allowed. */
+  uploads: UnaryRouteDeps['uploads'];
+  /** How long assets are kept (a finished video's `expires_at`). */
+  assetRetentionMs: number;
   /** `server.public_url`: the base of asset links, when the Host a caller sends is not the one to link to. */
   publicUrl: string | undefined;
   limits: ModelLimits;
@@ -124,6 +141,9 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     const error = fromFrameworkError(err, bodyLimit);
     if (error.status === 500) logger.error({ err, request_id: request.id }, 'unexpected fault');
     auditOf(request).errorCode = error.code;
+    // Refused before its body was read (an upload over the limit): close the connection rather
+    // than read the rest of a large body only to throw it away.
+    if (!request.raw.complete) reply.header('connection', 'close');
     sendError(reply, error);
     accessLog(reply, error.status);
     return reply;
@@ -149,14 +169,35 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
       v1.addHook('preHandler', authHook(deps.authenticator));
       modelRoutes(v1, deps.catalog, deps.limits, accessLog);
       chatRoutes(v1, { chat: deps.chat, logger, accessLog, work: deps.work, idempotency: deps.idempotency });
+      const unaryDeps: UnaryRouteDeps = { service: deps.unary, accessLog, work: deps.work, idempotency: deps.idempotency, publicUrl: deps.publicUrl, uploads: deps.uploads };
       unaryRoutes(
         v1,
         [
           { path: '/embeddings', operation: embeddingsOperation },
           { path: '/images/generations', operation: imagesOperation(deps.assets) },
+          { path: '/audio/speech', operation: speechOperation },
         ],
-        { service: deps.unary, accessLog, work: deps.work, idempotency: deps.idempotency, publicUrl: deps.publicUrl },
+        unaryDeps,
       );
+      // Only these routes parse multipart forms; the others keep refusing anything but JSON.
+      v1.register(async (forms) => {
+        await forms.register(fastifyMultipart);
+        unaryRoutes(
+          forms,
+          [
+            { path: '/audio/transcriptions', operation: transcriptionOperation(deps.files), form: { fileFields: ['file'], formOnly: true } },
+            {
+              path: '/videos',
+              operation: videosOperation(deps.videos, deps.files),
+              form: { fileFields: ['input_reference'], formOnly: false },
+              beforeReplay: (record) => refuseWhileInFlight(deps.videos, record),
+            },
+          ],
+          unaryDeps,
+        );
+        fileRoutes(forms, deps.files, deps.uploads.contentTypes, accessLog);
+      });
+      videoRoutes(v1, deps.videos, deps.assets, deps.assetRetentionMs, accessLog);
       assetRoutes(v1, deps.assets, accessLog, deps.publicUrl);
       done();
     },
@@ -164,4 +205,24 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   );
   if (deps.admin) app.register(adminPlugin(deps.admin, accessLog), { prefix: ADMIN_PREFIX });
   return app;
+}
+
+/**
+ * A resend of a video creation with the same Idempotency-Key while the job it made still runs is
+ * a 409 naming the job (poll it instead); once the job ended, the creation's answer is replayed.
+ */
+async function refuseWhileInFlight(videos: VideoJobs, record: { status: number; body: Buffer }): Promise<void> {
+  if (record.status !== 200) return;
+  let id: unknown;
+  try {
+    id = (JSON.parse(record.body.toString('utf8')) as { id?: unknown }).id;
+  } catch {
+    return;
+  }
+  const job = typeof id === 'string' ? await videos.inFlight(id) : undefined;
+  if (job === undefined) return;
+  throw new GatewayError('video_job_in_progress', `The video job ${job.id} created with this Idempotency-Key is still ${job.status} (${job.progress}%); poll GET /v1/videos/${job.id}.`, {
+    param: 'Idempotency-Key',
+    retryAfterSeconds: 5,
+  });
 }

@@ -244,14 +244,20 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       const leased = await store.leaseDueVideoJobs('a', now, 30_000, 10);
       expect(leased.map((j) => [j.id, j.leaseOwner])).toEqual([[job(1).id, 'a']]);
       expect(await store.leaseDueVideoJobs('b', now, 30_000, 10)).toEqual([]);
-      expect(await store.updateVideoJob(job(1).id, { progress: 50 }, ['queued', 'in_progress'], 'b')).toBe(false);
-      expect(await store.updateVideoJob(job(1).id, { status: 'in_progress', progress: 50, leaseOwner: null, leaseUntil: null }, ['queued', 'in_progress'], 'a')).toBe(true);
+      expect(await store.updateVideoJob(job(1).id, { progress: 50 }, ['queued', 'in_progress'], { ifLeaseOwner: 'b' })).toBe(false);
+      expect(await store.updateVideoJob(job(1).id, { status: 'in_progress', progress: 50, leaseOwner: null, leaseUntil: null }, ['queued', 'in_progress'], { ifLeaseOwner: 'a' })).toBe(true);
       expect(await store.updateVideoJob(job(2).id, { status: 'cancelled' }, ['queued', 'in_progress'])).toBe(false);
       const after = await store.getVideoJob(job(1).id);
       expect([after?.status, after?.progress, after?.leaseOwner]).toEqual(['in_progress', 50, null]);
       // An expired lease is free again.
       expect((await store.leaseDueVideoJobs('b', now + 1, 10, 10)).map((j) => j.id)).toEqual([job(1).id]);
       expect((await store.leaseDueVideoJobs('c', now + 20, 10, 10)).map((j) => j.id)).toEqual([job(1).id]);
+      // A refund goes with the change that earns it, once.
+      await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 0 });
+      const refund = { accountId: 'm1', kind: 'refund' as const, amountMicros: 400_000, requestId: 'req_1', apiKeyId: 'k1', note: 'video failed' };
+      expect(await store.updateVideoJob(job(1).id, { status: 'failed' }, ['queued', 'in_progress'], { refund })).toBe(true);
+      expect(await store.updateVideoJob(job(1).id, { status: 'cancelled' }, ['queued', 'in_progress'], { refund })).toBe(false);
+      expect((await store.getAccount('m1'))?.balanceMicros).toBe(400_000);
       expect(await store.deleteVideoJob(job(2).id)).toBe(true);
       expect(await store.deleteVideoJob(job(2).id)).toBe(false);
     });

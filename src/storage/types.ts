@@ -281,9 +281,10 @@ export interface Store {
   /**
    * Applies the changes if the job is in one of `ifStatus` (and, when `ifLeaseOwner` is given,
    * still leased by that owner); returns whether it was changed. The conditions make a cancel
-   * and a poll that race end one way only.
+   * and a poll that race end one way only. A `refund` is committed in the same transaction, so
+   * that a job that failed or was cancelled is refunded exactly once.
    */
-  updateVideoJob(id: string, changes: VideoJobChanges, ifStatus: readonly VideoJobStatus[], ifLeaseOwner?: string): Promise<boolean>;
+  updateVideoJob(id: string, changes: VideoJobChanges, ifStatus: readonly VideoJobStatus[], options?: { ifLeaseOwner?: string; refund?: NewLedgerEntry }): Promise<boolean>;
   /**
    * Leases up to `limit` jobs still in flight whose next poll is due and whose lease (if any) has
    * expired, to `owner` until `now + leaseMs`; atomic across instances. Returns them.

@@ -6,10 +6,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Principal } from '../../auth/principal.js';
 import type { Assets } from '../../assets/assets.js';
-import { GatewayError } from '../../errors/index.js';
 import type { AssetRecord } from '../../storage/types.js';
 import type { AccessLog } from '../access-log.js';
-import { parseRange } from '../range-header.js';
+import { sendContent } from '../send-content.js';
+import type { BlobRange } from '../../storage/blobs/types.js';
 import { assetUrlFor } from '../public-url.js';
 
 interface AssetParams {
@@ -28,24 +28,9 @@ export function assetRoutes(app: FastifyInstance, assets: Assets, accessLog: Acc
 
   app.get<{ Params: AssetParams }>('/assets/:asset_id/content', { config }, async (request, reply) => {
     const asset = await assets.find(accountOf(request), request.params.asset_id);
-    const header = request.headers.range;
-    const range = parseRange(Array.isArray(header) ? undefined : header, asset.bytes);
-    if (range === 'unsatisfiable') {
-      throw new GatewayError('range_not_satisfiable', `The Range "${String(header).slice(0, 100)}" starts past the end of the asset (${asset.bytes} bytes).`, {
-        param: 'Range',
-        headers: { 'content-range': `bytes */${asset.bytes}` },
-      });
-    }
-    const content = await assets.content(asset, range ?? undefined);
-    reply
-      .header('x-request-id', request.id)
-      .header('content-type', asset.contentType)
-      .header('accept-ranges', 'bytes')
-      .header('cache-control', 'private, max-age=86400, immutable');
-    if (range === null) reply.header('content-length', String(asset.bytes));
-    else reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${asset.bytes}`).header('content-length', String(range.end - range.start + 1));
-    accessLog(reply, range === null ? 200 : 206);
-    return reply.send(content);
+    const content = { bytes: asset.bytes, contentType: asset.contentType, what: 'asset', open: (range?: BlobRange) => assets.content(asset, range) };
+    accessLog(reply, await sendContent(request, reply, content, 'private, max-age=86400, immutable'));
+    return reply;
   });
 }
 

@@ -1,8 +1,16 @@
 /**
- * The POST routes answered in one piece outside chat (embeddings, image generation): each hands its body to the
- * unary pipeline with its operation and relays the answer. The route's work is the same for all:
- * the Idempotency-Key guard, the caller's cancellation, the budget header, the access log.
+ * The POST routes outside chat (embeddings, images, speech, transcriptions, videos): each hands its
+ * body to the unary pipeline with its operation and relays the answer, in one piece or streamed
+ * (speech). The route's work is the same for all: a multipart form received into the blob store
+ * first where the endpoint takes files, the Idempotency-Key guard, the caller's cancellation,
+ * the budget header, the access log.
  */
+import { Readable } from 'node:stream';
+import type { BlobStore } from '../../storage/blobs/types.js';
+import type { ContentTypeFilter } from '../../uploads/content-types.js';
+import type { IdempotencyRecord } from '../../storage/types.js';
+import { isMultipart, receiveForm, type ReceivedForm } from '../multipart-form.js';
+import { formBodies } from '../form-body.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../../auth/principal.js';
 import type { UnaryCallContext, UnaryOperation, UnaryService } from '../../core/unary-service.js';
@@ -24,6 +32,16 @@ export interface UnaryRouteDeps {
   readonly idempotency: IdempotencyGuardDeps;
   /** `server.public_url`, for asset links. */
   readonly publicUrl: string | undefined;
+  /** Where form files go while a request uses them, and what they may be. */
+  readonly uploads: { readonly blobs: BlobStore; readonly maxBytes: number; readonly contentTypes: ContentTypeFilter };
+}
+
+/** An endpoint that takes multipart forms. */
+export interface FormIntake {
+  /** The fields that may carry a file. */
+  readonly fileFields: readonly string[];
+  /** Whether a JSON body is refused (the endpoint needs its file). */
+  readonly formOnly: boolean;
 }
 
 export interface UnaryEndpoint {
@@ -31,14 +49,26 @@ export interface UnaryEndpoint {
   readonly path: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each endpoint's operation has its own request type.
   readonly operation: UnaryOperation<any>;
+  readonly form?: FormIntake;
+  /** Checked before a recorded response is replayed; may refuse with an error (a video job still running). */
+  readonly beforeReplay?: (record: IdempotencyRecord) => Promise<void>;
 }
 
 export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpoint[], deps: UnaryRouteDeps): void {
-  for (const { path, operation } of endpoints) {
+  for (const endpoint of endpoints) {
+    const { path, operation } = endpoint;
     app.post(path, { config: { endpoint: path.slice(1) } }, async (request, reply) => {
       deps.work.begin();
+      let form: ReceivedForm | null = null;
       try {
-        const call = request.headers[IDEMPOTENCY_HEADER] === undefined ? null : await guardIdempotent(request, reply, deps.idempotency, operation.modality);
+        let fingerprintBody: unknown = request.body;
+        if (endpoint.form !== undefined && (endpoint.form.formOnly || isMultipart(request))) {
+          form = await receiveForm(request, deps.uploads.blobs, { maxFileBytes: deps.uploads.maxBytes, fileFields: endpoint.form.fileFields, contentTypes: deps.uploads.contentTypes });
+          const bodies = formBodies(form);
+          request.body = bodies.body;
+          fingerprintBody = bodies.fingerprint;
+        }
+        const call = request.headers[IDEMPOTENCY_HEADER] === undefined ? null : await guardIdempotent(request, reply, deps.idempotency, operation.modality, fingerprintBody, endpoint.beforeReplay);
         if (call === REPLAYED) {
           deps.accessLog(reply, reply.statusCode);
           return reply;
@@ -52,6 +82,7 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
           void call?.finish();
         }
       } finally {
+        await form?.discard();
         deps.work.end();
       }
     });
@@ -86,7 +117,16 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
     audit.completionTokens = outcome.completionTokens;
     audit.upstreamFirstByteMs = outcome.upstreamMs;
     audit.overheadMs = reply.elapsedTime - outcome.upstreamMs;
-    reply.headers(outcome.headers).header('x-request-id', request.id).header('content-type', outcome.contentType).send(outcome.body);
+    reply.headers(outcome.headers).header('x-request-id', request.id).header('content-type', outcome.contentType);
+    if (typeof outcome.body === 'string' || Buffer.isBuffer(outcome.body)) {
+      reply.send(outcome.body);
+    } else {
+      // Streamed: the handler stays until the body ended and its charge is committed, so that the
+      // drain waits for it and an Idempotency-Key claim is not given back before its record.
+      reply.raw.once('close', outcome.abandon);
+      reply.send(Readable.from(outcome.body, { objectMode: false }));
+      await outcome.done;
+    }
     deps.accessLog(reply, 200);
     return reply;
   }

@@ -420,11 +420,19 @@ export class SqlStore implements Store {
     return (await listPage(this.db, 'video_jobs', accountId, page)).map(videoJobOf);
   }
 
-  async updateVideoJob(id: string, changes: VideoJobChanges, ifStatus: readonly VideoJobStatus[], ifLeaseOwner?: string): Promise<boolean> {
-    let query = this.db.updateTable('video_jobs').set(videoJobUpdate(changes)).where('id', '=', id).where('status', 'in', [...ifStatus]);
-    if (ifLeaseOwner !== undefined) query = query.where('lease_owner', '=', ifLeaseOwner);
-    const result = await query.executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+  async updateVideoJob(id: string, changes: VideoJobChanges, ifStatus: readonly VideoJobStatus[], options: { ifLeaseOwner?: string; refund?: NewLedgerEntry } = {}): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      let query = trx.updateTable('video_jobs').set(videoJobUpdate(changes)).where('id', '=', id).where('status', 'in', [...ifStatus]);
+      if (options.ifLeaseOwner !== undefined) query = query.where('lease_owner', '=', options.ifLeaseOwner);
+      const result = await query.executeTakeFirst();
+      const updated = Number(result.numUpdatedRows) > 0;
+      if (updated && options.refund !== undefined) {
+        const refund = options.refund;
+        await trx.insertInto('ledger_entries').values(ledgerRow(refund, Date.now())).execute();
+        await trx.updateTable('accounts').set((eb) => ({ balance_micros: eb('balance_micros', '+', refund.amountMicros) })).where('id', '=', refund.accountId).execute();
+      }
+      return updated;
+    });
   }
 
   async leaseDueVideoJobs(owner: string, now: number, leaseMs: number, limit: number): Promise<VideoJobRecord[]> {

@@ -82,5 +82,5 @@ export function videoJobUpdate(changes: VideoJobChanges): Updateable<VideoJobsTa
   for (const [field, value] of Object.entries(changes)) {
     if (value !== undefined) update[COLUMN_OF[field as keyof VideoJobChanges]] = value;
   }
-  return update as Updateable<VideoJobsTable>;
+  return update;
 }

@@ -1,0 +1,47 @@
+/**
+ * Seconds of audio, the unit audio is charged in. Measured where the bytes say it (WAV headers,
+ * raw PCM at OpenAI's 24 kHz 16-bit mono); otherwise the best estimate available, documented in
+ * the README: speech by its text at a speaking rate, a compressed upload by its size at 128 kbit/s.
+ */
+import { pcmDurationSeconds, wavDurationSeconds } from '../../protocol/audio-duration.js';
+import type { SpeechRequest } from '../../protocol/audio.js';
+import type { InputFile } from '../../providers/types.js';
+
+/** About 15 characters of English text a second at speed 1. */
+const SPOKEN_CHARS_PER_SECOND = 15;
+/** Bytes a second of a typical compressed upload (128 kbit/s). */
+const COMPRESSED_BYTES_PER_SECOND = 16_000;
+const HEAD_BYTES = 4096;
+
+export function spokenSeconds(request: SpeechRequest): number {
+  return request.input.length / SPOKEN_CHARS_PER_SECOND / (request.speed ?? 1);
+}
+
+/** Seconds of speech that was relayed: from the audio itself when its format allows. */
+export function speechSeconds(request: SpeechRequest, contentType: string, bytes: number, head: Buffer): number {
+  const type = contentType.toLowerCase();
+  if (type.includes('wav')) return wavDurationSeconds(head, bytes) ?? spokenSeconds(request);
+  if (type.includes('pcm') || request.response_format === 'pcm') return pcmDurationSeconds(bytes);
+  return spokenSeconds(request);
+}
+
+export function estimatedFileSeconds(file: InputFile): number {
+  return file.size / COMPRESSED_BYTES_PER_SECOND;
+}
+
+/** The duration of an uploaded file: a WAV's from its header, anything else estimated from its size. */
+export async function fileSeconds(file: InputFile): Promise<number> {
+  const stream = await file.open();
+  const head: Buffer[] = [];
+  let read = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      head.push(chunk);
+      read += chunk.length;
+      if (read >= HEAD_BYTES) break;
+    }
+  } finally {
+    (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+  }
+  return wavDurationSeconds(Buffer.concat(head).subarray(0, HEAD_BYTES), file.size) ?? estimatedFileSeconds(file);
+}

@@ -1,0 +1,25 @@
+/** The query of OpenAI-style list endpoints: `after` (a cursor id), `limit`, `order`. */
+import { GatewayError } from '../errors/index.js';
+import type { ListPage } from '../storage/types.js';
+
+export const DEFAULT_LIST_LIMIT = 20;
+export const MAX_LIST_LIMIT = 100;
+
+export function listPageOf(query: unknown): ListPage {
+  const q = (query ?? {}) as Record<string, unknown>;
+  const limitText = q.limit;
+  const limit = limitText === undefined ? DEFAULT_LIST_LIMIT : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+    throw new GatewayError('invalid_parameter', `limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${String(limitText).slice(0, 40)}.`, { param: 'limit' });
+  }
+  const order = q.order ?? 'desc';
+  if (order !== 'asc' && order !== 'desc') throw new GatewayError('invalid_parameter', `order must be "asc" or "desc", got ${JSON.stringify(order)?.slice(0, 40) ?? 'nothing'}.`, { param: 'order' });
+  if (q.after !== undefined && typeof q.after !== 'string') throw new GatewayError('invalid_parameter', 'after must be one id.', { param: 'after' });
+  return { limit, order, ...(q.after === undefined || q.after === '' ? {} : { after: q.after }) };
+}
+
+/** One page in OpenAI's list shape; one more item than the limit was fetched to know `has_more`. */
+export function listBody<T extends { id: string }>(items: readonly T[], limit: number): string {
+  const data = items.slice(0, limit);
+  return JSON.stringify({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: items.length > limit });
+}

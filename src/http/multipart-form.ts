@@ -1,0 +1,112 @@
+/**
+ * Receives a multipart/form-data request: text fields are kept, each file part is streamed into
+ * the blob store as it arrives (never held whole in memory) with the upload size limit enforced
+ * while it streams, so that a file over the limit is refused the moment it crosses it, and
+ * nothing of it is kept. The caller must `discard()` the files it does not keep.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Multipart } from '@fastify/multipart';
+import { GatewayError } from '../errors/index.js';
+import { BlobTooLargeError, type BlobInfo, type BlobStore } from '../storage/blobs/types.js';
+import type { ContentTypeFilter } from '../uploads/content-types.js';
+
+export interface FormFile {
+  readonly field: string;
+  readonly filename: string;
+  readonly contentType: string;
+  readonly blob: BlobInfo;
+}
+
+export interface ReceivedForm {
+  /** Every text field by name; `name[]` is stored under `name`, each value in order. */
+  readonly fields: ReadonlyMap<string, readonly string[]>;
+  readonly files: readonly FormFile[];
+  /** Deletes the blobs of the files not kept. */
+  discard(keep?: readonly FormFile[]): Promise<void>;
+}
+
+export interface FormLimits {
+  readonly maxFileBytes: number;
+  /** The fields that may carry a file; any other file part is refused. */
+  readonly fileFields: readonly string[];
+  readonly contentTypes: ContentTypeFilter;
+}
+
+/** Room for the text fields and part headers besides the file, when judging Content-Length up front. */
+const FORM_OVERHEAD_BYTES = 1024 * 1024;
+const MAX_FIELD_BYTES = 1024 * 1024;
+const MAX_FIELDS = 64;
+
+export function isMultipart(request: FastifyRequest): boolean {
+  return (request.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/form-data');
+}
+
+export async function receiveForm(request: FastifyRequest, blobs: BlobStore, limits: FormLimits): Promise<ReceivedForm> {
+  if (!isMultipart(request)) {
+    throw new GatewayError('unsupported_content_type', 'This endpoint takes its request as multipart/form-data.');
+  }
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limits.maxFileBytes + FORM_OVERHEAD_BYTES) {
+    throw tooLarge(limits.fileFields[0] ?? 'file', limits.maxFileBytes);
+  }
+  const fields = new Map<string, string[]>();
+  const files: FormFile[] = [];
+  const discard = async (keep: readonly FormFile[] = []): Promise<void> => {
+    for (const file of files) if (!keep.includes(file)) await blobs.delete(file.blob.id).catch(() => false);
+  };
+  try {
+    const parts = request.parts({
+      // One byte more than the limit, so that the blob store sees the limit crossed and refuses it.
+      limits: { fileSize: limits.maxFileBytes + 1, files: limits.fileFields.length, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FIELDS + limits.fileFields.length },
+    });
+    for await (const part of parts) {
+      const name = part.fieldname.endsWith('[]') ? part.fieldname.slice(0, -2) : part.fieldname;
+      if (part.type === 'field') {
+        if (part.valueTruncated) throw new GatewayError('invalid_parameter', `The field ${name} is over ${MAX_FIELD_BYTES} bytes.`, { param: name });
+        fields.set(name, [...(fields.get(name) ?? []), String(part.value)]);
+        continue;
+      }
+      files.push(await storeFile(part, name, blobs, limits));
+    }
+  } catch (err) {
+    await discard();
+    throw formError(err, limits);
+  }
+  return { fields, files, discard };
+}
+
+async function storeFile(part: Multipart & { type: 'file' }, name: string, blobs: BlobStore, limits: FormLimits): Promise<FormFile> {
+  if (!limits.fileFields.includes(name)) {
+    part.file.resume();
+    throw new GatewayError('invalid_parameter', `The field ${name} cannot carry a file here${limits.fileFields.length > 0 ? `; files go in ${limits.fileFields.join(', ')}` : ''}.`, { param: name });
+  }
+  const contentType = part.mimetype === '' ? 'application/octet-stream' : part.mimetype;
+  if (!limits.contentTypes.allows(contentType)) {
+    part.file.resume();
+    throw new GatewayError('invalid_parameter', `Files of type ${contentType} are not accepted; accepted: ${limits.contentTypes.describe()}.`, { param: name });
+  }
+  const blob = await blobs.put(part.file, { contentType, maxBytes: limits.maxFileBytes });
+  if (part.file.truncated) {
+    await blobs.delete(blob.id);
+    throw tooLarge(name, limits.maxFileBytes);
+  }
+  return { field: name, filename: part.filename || 'upload', contentType, blob };
+}
+
+function tooLarge(field: string, maxBytes: number): GatewayError {
+  return new GatewayError('file_too_large', `The file in ${field} is over the upload limit of ${maxBytes} bytes.`, { param: field });
+}
+
+function formError(err: unknown, limits: FormLimits): unknown {
+  if (err instanceof GatewayError) return err;
+  const field = limits.fileFields[0] ?? 'file';
+  if (err instanceof BlobTooLargeError) return tooLarge(field, limits.maxFileBytes);
+  const code = (err as { code?: unknown } | null)?.code;
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return tooLarge(field, limits.maxFileBytes);
+  if (code === 'FST_FILES_LIMIT') return new GatewayError('invalid_parameter', `Send at most ${limits.fileFields.length} file(s) (${limits.fileFields.join(', ')}).`, { param: field });
+  if (code === 'FST_FIELDS_LIMIT' || code === 'FST_PARTS_LIMIT') return new GatewayError('invalid_parameter', `The form has more than ${MAX_FIELDS} fields.`, { param: null });
+  if (err instanceof Error && /multipart|boundary|terminated early|unexpected end/i.test(err.message)) {
+    return new GatewayError('bad_http_request', `The multipart/form-data body is malformed: ${err.message}.`);
+  }
+  return err;
+}

@@ -1,0 +1,93 @@
+/**
+ * Uploads, over OpenAI's Files API shape: POST /v1/files (multipart `file` and `purpose`, streamed
+ * to the blob store with the upload limit enforced as it arrives), GET /v1/files (a cursor page),
+ * GET /v1/files/{file_id}, GET /v1/files/{file_id}/content (with Range), DELETE /v1/files/{file_id}.
+ * A file of another account is 404, like one that does not exist.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Principal } from '../../auth/principal.js';
+import { GatewayError } from '../../errors/index.js';
+import type { Files } from '../../uploads/files.js';
+import type { ContentTypeFilter } from '../../uploads/content-types.js';
+import type { FileRecord } from '../../storage/types.js';
+import type { BlobRange } from '../../storage/blobs/types.js';
+import type { AccessLog } from '../access-log.js';
+import { receiveForm } from '../multipart-form.js';
+import { sendContent } from '../send-content.js';
+import { listBody, listPageOf } from '../list-query.js';
+
+interface FileParams {
+  file_id: string;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const PURPOSE = /^[a-z][a-z0-9_-]{0,63}$/;
+
+export function fileRoutes(app: FastifyInstance, files: Files, contentTypes: ContentTypeFilter, accessLog: AccessLog): void {
+  const config = { endpoint: 'files' };
+
+  app.post('/files', { config }, async (request, reply) => {
+    const form = await receiveForm(request, files.blobs, { maxFileBytes: files.settings.maxBytes, fileFields: ['file'], contentTypes });
+    try {
+      const file = form.files[0];
+      if (file === undefined) throw new GatewayError('missing_required_parameter', 'Send the file to upload in the multipart field "file".', { param: 'file' });
+      const purpose = form.fields.get('purpose')?.[0];
+      if (purpose === undefined) throw new GatewayError('missing_required_parameter', 'Say what the file is for in the field "purpose" (e.g. "user_data").', { param: 'purpose' });
+      if (!PURPOSE.test(purpose)) throw new GatewayError('invalid_parameter', 'purpose must be a lower-case word such as "user_data" or "vision".', { param: 'purpose' });
+      const record = await files.save({ accountId: accountOf(request), filename: file.filename, purpose, blob: file.blob });
+      await form.discard([file]);
+      return send(request, reply, 200, fileView(record));
+    } catch (err) {
+      await form.discard();
+      throw err;
+    }
+  });
+
+  app.get('/files', { config }, async (request, reply) => {
+    const page = listPageOf(request.query);
+    const items = await files.list(accountOf(request), { ...page, limit: page.limit + 1 });
+    reply.header('x-request-id', request.id).header('content-type', JSON_TYPE).send(listBody(items.map(fileView), page.limit));
+    accessLog(reply, 200);
+    return reply;
+  });
+
+  app.get<{ Params: FileParams }>('/files/:file_id', { config }, async (request, reply) => {
+    return send(request, reply, 200, fileView(await files.find(accountOf(request), request.params.file_id)));
+  });
+
+  app.delete<{ Params: FileParams }>('/files/:file_id', { config }, async (request, reply) => {
+    const file = await files.delete(accountOf(request), request.params.file_id);
+    return send(request, reply, 200, { id: file.id, object: 'file', deleted: true });
+  });
+
+  app.get<{ Params: FileParams }>('/files/:file_id/content', { config }, async (request, reply) => {
+    const file = await files.find(accountOf(request), request.params.file_id);
+    const content = { bytes: file.bytes, contentType: file.contentType, what: 'file', open: (range?: BlobRange) => files.content(file, range) };
+    accessLog(reply, await sendContent(request, reply, content, 'private, no-cache'));
+    return reply;
+  });
+
+  function send(request: FastifyRequest, reply: FastifyReply, status: number, body: unknown): FastifyReply {
+    reply.code(status).header('x-request-id', request.id).header('content-type', JSON_TYPE).send(JSON.stringify(body));
+    accessLog(reply, status);
+    return reply;
+  }
+}
+
+function accountOf(request: FastifyRequest): string {
+  return (request.principal as Principal).account.id;
+}
+
+export function fileView(file: FileRecord): Record<string, unknown> & { id: string } {
+  return {
+    id: file.id,
+    object: 'file',
+    bytes: file.bytes,
+    created_at: Math.floor(file.createdAt / 1000),
+    expires_at: Math.floor(file.expiresAt / 1000),
+    filename: file.filename,
+    purpose: file.purpose,
+    status: 'processed',
+    status_details: null,
+  };
+}
