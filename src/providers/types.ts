@@ -165,6 +165,7 @@ export interface VideoContent {
 /** Video generation as asynchronous jobs at the upstream. */
 export interface VideoJobs {
   create(call: VideoCall): Promise<UpstreamVideoJob>;
+  /** Throws `upstream_rejected_request` when the upstream no longer knows the job (polling then stops). */
   retrieve(job: VideoJobRef): Promise<UpstreamVideoJob>;
   /** The finished video's bytes (MP4). */
   content(job: VideoJobRef): Promise<VideoContent>;

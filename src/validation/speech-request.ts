@@ -13,6 +13,8 @@ const SpeechRequestSchema = Type.Object({
   response_format: Type.Optional(StringEnum(SPEECH_FORMATS)),
   speed: Type.Optional(Type.Number({ minimum: 0.25, maximum: 4 })),
   instructions: Type.Optional(Type.String({ maxLength: MAX_SPEECH_INPUT_CHARS })),
+  // Audio only: relayed bytes are charged by their duration, which an SSE stream would not give.
+  stream_format: Type.Optional(StringEnum(['audio'])),
 });
 
 const validateShape = ajv.compile<Static<typeof SpeechRequestSchema>>(SpeechRequestSchema);

@@ -12,14 +12,23 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import { randomBytes } from 'node:crypto';
 import { fakeEmbeddings } from './openai-embeddings.js';
 import { FAKE_FILES_PATH, TINY_PNG, fakeImages } from './openai-images.js';
+import { writeAnswer, type FakeAnswer } from './fake-answer.js';
+import { fakeSpeech, fakeTranscription } from './openai-audio.js';
+import { FakeVideoJobs } from './openai-videos.js';
+import { isMultipart, readMultipartForm } from './multipart-form.js';
 
 export interface FakeOpenAI {
   /** http://127.0.0.1:PORT/v1 */
   url: string;
-  /** Every request received, in order; `body` is the parsed JSON (or the raw text if it was not JSON). */
+  /**
+   * Every request received, in order; `body` is the parsed JSON (or the raw text if it was not
+   * JSON), or for a multipart upload a FakeForm (fields, and each file's size and hash).
+   */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests reach into arbitrary request fields.
-  requests: Array<{ path: string; headers: IncomingHttpHeaders; body: any }>;
+  requests: Array<{ method: string; path: string; headers: IncomingHttpHeaders; body: any }>;
   behave(b: OpenAIBehaviour): void;
+  /** The video jobs, to configure how they progress (`configure`) and inspect them. */
+  videos: FakeVideoJobs;
   close(): Promise<void>;
 }
 
@@ -33,7 +42,10 @@ export type OpenAIBehaviour =
   | { kind: 'not_json_content_type' }
   /** Never answers; the socket stays open until `close`. */
   | { kind: 'hang' }
-  /** Streams the role chunk and `afterChunks` content chunks, then ends the body without [DONE]. Non-stream requests get `ok`. */
+  /**
+   * Streams the role chunk and `afterChunks` content chunks, then ends the body without [DONE].
+   * Non-stream requests get `ok`; speech sends `afterChunks` chunks of audio, then drops the connection.
+   */
   | { kind: 'cut_stream'; afterChunks: number }
   /** Streams the role chunk and `afterChunks` content chunks, then an error frame, then ends. Non-stream requests get `ok`. */
   | { kind: 'stream_error'; afterChunks: number };
@@ -50,8 +62,21 @@ type Json = Record<string, any>;
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   let behaviour: OpenAIBehaviour = { kind: 'ok' };
   const requests: FakeOpenAI['requests'] = [];
+  const videos = new FakeVideoJobs();
 
   const server = createServer((req, res) => {
+    const method = req.method ?? 'GET';
+    if (isMultipart(req.headers)) {
+      // Streamed, not buffered: uploads can be large.
+      readMultipartForm(req).then(
+        (form) => {
+          requests.push({ method, path: req.url ?? '/', headers: req.headers, body: form });
+          handle(req, res, req.url ?? '/', form, behaviour, videos);
+        },
+        () => writeAnswer(res, { status: 400, json: { error: { message: 'Could not parse multipart form', type: 'invalid_request_error', param: null, code: null } } }),
+      );
+      return;
+    }
     const parts: Buffer[] = [];
     req.on('data', (part: Buffer) => parts.push(part));
     req.on('end', () => {
@@ -63,8 +88,8 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
         // Recorded as the raw text; answered below as OpenAI answers bad JSON.
       }
       const path = req.url ?? '/';
-      requests.push({ path, headers: req.headers, body });
-      handle(req, res, path, body, behaviour);
+      requests.push({ method, path, headers: req.headers, body });
+      handle(req, res, path, body, behaviour, videos);
     });
   });
   server.keepAliveTimeout = 60_000;
@@ -76,11 +101,12 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     behave(b) {
       behaviour = b;
     },
+    videos,
     close: () => local.close(),
   };
 }
 
-function handle(req: IncomingMessage, res: ServerResponse, path: string, parsed: unknown, b: OpenAIBehaviour): void {
+function handle(req: IncomingMessage, res: ServerResponse, path: string, parsed: unknown, b: OpenAIBehaviour, videos: FakeVideoJobs): void {
   res.setHeader('x-request-id', `req_${randomBytes(16).toString('hex')}`);
   res.setHeader('openai-processing-ms', '42');
   res.setHeader('openai-version', '2020-10-01');
@@ -103,6 +129,11 @@ function handle(req: IncomingMessage, res: ServerResponse, path: string, parsed:
   if (req.method === 'POST' && path.split('?')[0] === '/v1/images/generations') {
     const answer = fakeImages(typeof parsed === 'object' && parsed !== null ? parsed : {}, `http://${req.headers.host ?? '127.0.0.1'}`);
     return sendJson(res, answer.status, answer.body);
+  }
+  const media = mediaAnswer(req.method ?? 'GET', path.split('?')[0] ?? '', parsed, b, videos);
+  if (media !== undefined) {
+    if (media !== 'hang') writeAnswer(res, media);
+    return;
   }
   if (req.method !== 'POST' || path.split('?')[0] !== '/v1/chat/completions') {
     return sendError(res, 404, 'invalid_request_error', 'unknown_url', `Unknown request URL: ${req.method ?? 'GET'} ${path}.`);
@@ -161,6 +192,37 @@ function embeddings(res: ServerResponse, parsed: unknown, b: OpenAIBehaviour): v
   }
   const answer = fakeEmbeddings(typeof parsed === 'object' && parsed !== null ? parsed : {});
   sendJson(res, answer.status, answer.body);
+}
+
+/**
+ * The audio and video routes' answer, 'hang' to send none, or undefined for another route. The
+ * `error` and `hang` behaviours hold for these routes as for chat.
+ */
+function mediaAnswer(method: string, route: string, parsed: unknown, b: OpenAIBehaviour, videos: FakeVideoJobs): FakeAnswer | 'hang' | undefined {
+  const video = /^\/v1\/videos\/([^/]+)(\/content)?$/.exec(route);
+  const known =
+    (method === 'POST' && (route === '/v1/audio/speech' || route === '/v1/audio/transcriptions' || route === '/v1/videos')) ||
+    (video !== null && (method === 'GET' || (method === 'DELETE' && video[2] === undefined)));
+  if (!known) return undefined;
+  if (b.kind === 'hang') return 'hang';
+  if (b.kind === 'error') {
+    const body = { error: { message: b.message, type: b.type, param: b.param ?? null, code: b.code } };
+    return { status: b.status, json: body, ...(b.retryAfter === undefined ? {} : { headers: { 'retry-after': b.retryAfter } }) };
+  }
+  if (route === '/v1/audio/speech') return fakeSpeech(parsed, b.kind === 'cut_stream' ? b.afterChunks : undefined);
+  if (route === '/v1/audio/transcriptions') return fakeTranscription(parsed, b.kind === 'malformed');
+  if (video === null) return videos.create(parsed);
+  const id = pathSegment(video[1] ?? '');
+  if (method === 'DELETE') return videos.remove(id);
+  return video[2] === undefined ? videos.retrieve(id) : videos.content(id);
+}
+
+function pathSegment(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return encoded;
+  }
 }
 
 // ---- non-streaming ---------------------------------------------------------------------------

@@ -5,9 +5,16 @@
  */
 import type { ProviderConfig } from '../../config/schema.js';
 import type { ChatCompletion } from '../../protocol/chat.js';
-import type { AdapterOptions, ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ImagesCall, ImagesResult, ProviderAdapter } from '../types.js';
+import type {
+  AdapterOptions, ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ImagesCall, ImagesResult, ProviderAdapter, SpeechCall, SpeechResult,
+  TranscriptionCall, TranscriptionResult,
+} from '../types.js';
 import { EMBEDDINGS_PATH, embeddingsBody, embeddingsResult } from './embeddings.js';
 import { IMAGES_PATH, imagesBody, imagesResult } from './images.js';
+import { multipartHeaders, type MultipartBody } from './multipart-body.js';
+import { SPEECH_ACCEPT, SPEECH_PATH, speechBody, speechResult } from './speech.js';
+import { TRANSCRIPTIONS_PATH, transcriptionForm, transcriptionResult } from './transcriptions.js';
+import { createOpenAIVideoJobs } from './videos.js';
 import { embeddingsInputCount } from '../../protocol/embeddings-tokens.js';
 import { UpstreamClient, discardBody, headerValue, readBodyText, type UpstreamResponse } from '../upstream/upstream-client.js';
 import { chatBody, streamBody } from './request-body.js';
@@ -26,11 +33,20 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
     maxConnections: provider.max_connections,
   });
   const apiKey = provider.api_key === '' ? undefined : provider.api_key;
-  const headers = UpstreamClient.headers(upstreamHeaders(provider, apiKey));
+  const ownHeaders = upstreamHeaders(provider, apiKey);
+  const headers = UpstreamClient.headers(ownHeaders);
+  const speechHeaders = UpstreamClient.headers({ accept: SPEECH_ACCEPT, ...ownHeaders });
   const providerId = provider.id;
 
-  async function send(body: string, signal: CancelSignal, path = PATH): Promise<UpstreamResponse> {
-    const res = await client.post(path, body, headers, signal);
+  async function send(body: string, signal: CancelSignal, path = PATH, sendHeaders = headers): Promise<UpstreamResponse> {
+    return accepted(await client.post(path, body, sendHeaders, signal), signal);
+  }
+
+  async function sendForm(form: MultipartBody, signal: CancelSignal, path: string): Promise<UpstreamResponse> {
+    return accepted(await client.postStream(path, form.body, multipartHeaders(headers, form), signal), signal);
+  }
+
+  async function accepted(res: UpstreamResponse, signal: CancelSignal): Promise<UpstreamResponse> {
     if (res.status < 200 || res.status >= 300) throw await statusError(providerId, apiKey, res, signal);
     return res;
   }
@@ -79,6 +95,18 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
       const res = await send(imagesBody(call), call.signal, IMAGES_PATH);
       return { images: await imagesResult(providerId, apiKey, await readBodyText(res, call.signal), call.signal) };
     },
+
+    async speech(call: SpeechCall): Promise<SpeechResult> {
+      return speechResult(providerId, apiKey, await send(speechBody(call), call.signal, SPEECH_PATH, speechHeaders), call);
+    },
+
+    async transcription(call: TranscriptionCall): Promise<TranscriptionResult> {
+      const res = await sendForm(transcriptionForm(call), call.signal, TRANSCRIPTIONS_PATH);
+      const contentType = headerValue(res.headers, 'content-type');
+      return transcriptionResult(providerId, apiKey, await readBodyText(res, call.signal), contentType, call.request.response_format);
+    },
+
+    videos: createOpenAIVideoJobs({ client, providerId, apiKey, headers: ownHeaders }),
 
     close: () => client.close(),
   };

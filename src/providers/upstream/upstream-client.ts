@@ -5,6 +5,7 @@
  */
 import { Pool } from 'undici';
 import type { Dispatcher } from 'undici';
+import { Readable } from 'node:stream';
 import { GatewayError } from '../../errors/index.js';
 import { upstreamFault } from './upstream-faults.js';
 import type { CancelSignal } from '../../util/cancellation.js';
@@ -56,8 +57,42 @@ export class UpstreamClient {
     }
   }
 
+  /** A GET (no body); `headers` should carry no content-type. */
+  get(path: string, headers: Record<string, string>, signal: CancelSignal): Promise<UpstreamResponse> {
+    return this.send('GET', path, headers, signal, null);
+  }
+
+  delete(path: string, headers: Record<string, string>, signal: CancelSignal): Promise<UpstreamResponse> {
+    return this.send('DELETE', path, headers, signal, null);
+  }
+
+  /**
+   * A POST whose body is streamed as it is produced (a multipart upload of a large file), never
+   * held whole. An iterable is wrapped in a Readable because undici destroys a Readable body when
+   * the request fails or the signal aborts, which releases whatever feeds it (an open file);
+   * undici leaves a bare iterable running.
+   */
+  postStream(path: string, body: Readable | AsyncIterable<Uint8Array>, headers: Record<string, string>, signal: CancelSignal): Promise<UpstreamResponse> {
+    return this.send('POST', path, headers, signal, body instanceof Readable ? body : Readable.from(body, { objectMode: false }));
+  }
+
   async close(): Promise<void> {
     await this.pool.close();
+  }
+
+  private async send(
+    method: Dispatcher.HttpMethod,
+    path: string,
+    headers: Record<string, string>,
+    signal: CancelSignal,
+    body: Readable | null,
+  ): Promise<UpstreamResponse> {
+    try {
+      const res = await this.pool.request({ method, path: this.basePath + path, headers, body, signal });
+      return { status: res.statusCode, headers: res.headers, body: res.body };
+    } catch (err) {
+      throw upstreamFault(err, signal);
+    }
   }
 }
 
@@ -94,6 +129,30 @@ export async function readBodyText(res: UpstreamResponse, signal: CancelSignal, 
     throw upstreamFault(err, signal);
   }
   return chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+}
+
+/**
+ * A body relayed to the caller as it arrives (audio, a video). Faults become GatewayErrors; the
+ * connection lost after the answer began is a truncated body, not an unreachable upstream, as
+ * for a chat stream. A caller that stops early destroys the connection instead of downloading
+ * bytes nobody will see.
+ */
+export async function* relayBody(res: UpstreamResponse, signal: CancelSignal): AsyncGenerator<Uint8Array> {
+  try {
+    for await (const chunk of res.body) yield chunk as Buffer;
+  } catch (err) {
+    const fault = upstreamFault(err, signal);
+    if (fault.code === 'upstream_unreachable' && !signal.aborted) {
+      throw new GatewayError('upstream_stream_truncated', 'The upstream closed the connection before the end of its answer.', { cause: err });
+    }
+    throw fault;
+  } finally {
+    if (!res.body.readableEnded) {
+      // undici reports the destroy as an 'error' event; nobody is listening for it any more.
+      res.body.on('error', () => undefined);
+      res.body.destroy();
+    }
+  }
 }
 
 /** Drains and discards a body we will not read, so that its connection goes back to the pool. */
