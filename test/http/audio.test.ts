@@ -99,7 +99,7 @@ describe('POST /v1/audio/speech', () => {
   });
 
   it('counts against the audio daily cap', async () => {
-    const capped = (): Promise<Response> => post('/audio/speech', { model: 'mock-tts', voice: 'alloy', input: 'hi' }, gw.keys.capped!);
+    const capped = (): Promise<Response> => post('/audio/speech', { model: 'mock-tts', voice: 'alloy', input: 'hi' }, gw.keys.capped);
     const first = await capped();
     expect(first.status).toBe(200);
     await first.arrayBuffer();

@@ -123,7 +123,7 @@ describe('video jobs', () => {
     await expect(other.videos.retrieve(job.id)).rejects.toMatchObject({ status: 404, code: 'video_not_found' });
     await expect(other.videos.delete(job.id)).rejects.toMatchObject({ status: 404 });
     await expect(other.videos.downloadContent(job.id)).rejects.toMatchObject({ status: 404 });
-    expect((await errorOf(await post(`/videos/${job.id}/cancel`, {}, {}, gw.keys.other!))).status).toBe(404);
+    expect((await errorOf(await post(`/videos/${job.id}/cancel`, {}, {}, gw.keys.other))).status).toBe(404);
     await expect(client.videos.retrieve('video_ffffffffffffffffffffffff')).rejects.toMatchObject({ status: 404 });
     await expect(client.videos.retrieve('nonsense')).rejects.toMatchObject({ status: 404 });
   });
@@ -181,8 +181,8 @@ describe('video jobs', () => {
     expect((await errorOf(await post('/videos', { model: 'mock-chat', prompt: 'x' }))).status).toBe(422);
     const unimplemented = await errorOf(await post('/videos', { model: 'claude-video', prompt: 'x' }));
     expect([unimplemented.status, unimplemented.body.error.code]).toEqual([501, 'capability_not_implemented']);
-    expect((await post('/videos', { model: 'slow-video', prompt: 'x' }, {}, gw.keys.capped!)).status).toBe(200);
-    const capped = await errorOf(await post('/videos', { model: 'slow-video', prompt: 'x' }, {}, gw.keys.capped!));
+    expect((await post('/videos', { model: 'slow-video', prompt: 'x' }, {}, gw.keys.capped)).status).toBe(200);
+    const capped = await errorOf(await post('/videos', { model: 'slow-video', prompt: 'x' }, {}, gw.keys.capped));
     expect([capped.status, capped.body.error.code]).toEqual([429, 'daily_cap_exceeded']);
   });
 });
