@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors/index.js';
+import { PeriodicTask } from '../util/periodic-task.js';
 import type { BlobRange, BlobSource, BlobStore } from '../storage/blobs/types.js';
 import type { AssetRecord, Store } from '../storage/types.js';
 
@@ -18,8 +19,7 @@ export function newAssetId(): string {
 }
 
 export class Assets {
-  private readonly sweeper: NodeJS.Timeout;
-  private sweeping: Promise<void> | null = null;
+  private readonly sweeper: PeriodicTask;
 
   constructor(
     private readonly store: Store,
@@ -28,8 +28,7 @@ export class Assets {
     private readonly logger: Logger,
     sweepEveryMs = 3_600_000,
   ) {
-    this.sweeper = setInterval(() => void this.sweep(), sweepEveryMs);
-    this.sweeper.unref();
+    this.sweeper = new PeriodicTask(() => this.deleteExpired(), sweepEveryMs, (err) => this.logger.warn({ err }, 'could not sweep expired assets; trying again later'));
   }
 
   async save(accountId: string, requestId: string, data: Uint8Array, contentType: string): Promise<AssetRecord> {
@@ -75,28 +74,22 @@ export class Assets {
   }
 
   sweep(): Promise<void> {
-    this.sweeping ??= (async () => {
-      try {
-        const before = Date.now() - this.retentionMs;
-        let blobIds: string[];
-        do {
-          blobIds = await this.store.deleteAssetsCreatedBefore(before, SWEEP_BATCH);
-          for (const id of blobIds) await this.blobs.delete(id);
-        } while (blobIds.length === SWEEP_BATCH);
-        // Blobs no asset points at (a save that failed half-way) go too.
-        await this.blobs.deleteCreatedBefore(before, SWEEP_BATCH);
-      } catch (err) {
-        this.logger.warn({ err }, 'could not sweep expired assets; trying again later');
-      } finally {
-        this.sweeping = null;
-      }
-    })();
-    return this.sweeping;
+    return this.sweeper.run();
+  }
+
+  private async deleteExpired(): Promise<void> {
+    const before = Date.now() - this.retentionMs;
+    let blobIds: string[];
+    do {
+      blobIds = await this.store.deleteAssetsCreatedBefore(before, SWEEP_BATCH);
+      for (const id of blobIds) await this.blobs.delete(id);
+    } while (blobIds.length === SWEEP_BATCH);
+    // Blobs nothing points at (a save that failed half-way) go too.
+    await this.blobs.deleteCreatedBefore(before, SWEEP_BATCH);
   }
 
   async close(): Promise<void> {
-    clearInterval(this.sweeper);
-    await this.sweeping;
+    await this.sweeper.stop();
     await this.blobs.close();
   }
 }

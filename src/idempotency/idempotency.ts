@@ -11,6 +11,7 @@ import type { IdempotencyRecord, Store } from '../storage/types.js';
 import type { IdempotencyClaims } from './claims.js';
 import { idempotencyRecordId } from './fingerprint.js';
 import { IdempotentCall } from './idempotent-call.js';
+import { PeriodicTask } from '../util/periodic-task.js';
 
 export type IdempotencyStart = { readonly kind: 'execute'; readonly call: IdempotentCall } | { readonly kind: 'replay'; readonly record: IdempotencyRecord };
 
@@ -26,8 +27,7 @@ const SWEEP_BATCH = 1_000;
 const IN_USE_RETRY_AFTER_S = 1;
 
 export class Idempotency {
-  private readonly sweeper: NodeJS.Timeout;
-  private sweeping: Promise<void> | null = null;
+  private readonly sweeper: PeriodicTask;
 
   constructor(
     private readonly store: Store,
@@ -35,8 +35,9 @@ export class Idempotency {
     private readonly settings: IdempotencySettings,
     private readonly logger: Logger,
   ) {
-    this.sweeper = setInterval(() => void this.sweep(), settings.sweepEveryMs);
-    this.sweeper.unref();
+    this.sweeper = new PeriodicTask(() => this.deleteExpired(), settings.sweepEveryMs, (err) =>
+      this.logger.warn({ err }, 'could not sweep expired idempotency records; trying again later'),
+    );
   }
 
   /**
@@ -84,23 +85,17 @@ export class Idempotency {
 
   /** Deletes expired records, a batch at a time. */
   sweep(): Promise<void> {
-    this.sweeping ??= (async () => {
-      try {
-        let deleted: number;
-        do deleted = await this.store.deleteExpiredIdempotencyRecords(Date.now(), SWEEP_BATCH);
-        while (deleted === SWEEP_BATCH);
-      } catch (err) {
-        this.logger.warn({ err }, 'could not sweep expired idempotency records; trying again later');
-      } finally {
-        this.sweeping = null;
-      }
-    })();
-    return this.sweeping;
+    return this.sweeper.run();
+  }
+
+  private async deleteExpired(): Promise<void> {
+    let deleted: number;
+    do deleted = await this.store.deleteExpiredIdempotencyRecords(Date.now(), SWEEP_BATCH);
+    while (deleted === SWEEP_BATCH);
   }
 
   async close(): Promise<void> {
-    clearInterval(this.sweeper);
-    await this.sweeping;
+    await this.sweeper.stop();
     await this.claims.close();
   }
 }

@@ -11,6 +11,7 @@ import type { BlobRange, BlobStore } from '../storage/blobs/types.js';
 import type { FileRecord, ListPage, Store } from '../storage/types.js';
 import type { InputFile } from '../providers/types.js';
 import type { BlobInfo } from '../storage/blobs/types.js';
+import { PeriodicTask } from '../util/periodic-task.js';
 
 const FILE_ID = /^file-[0-9a-f]{24}$/;
 const SWEEP_BATCH = 500;
@@ -28,8 +29,7 @@ export interface NewUpload {
 }
 
 export class Files {
-  private readonly sweeper: NodeJS.Timeout;
-  private sweeping: Promise<void> | null = null;
+  private readonly sweeper: PeriodicTask;
 
   constructor(
     private readonly store: Store,
@@ -38,8 +38,7 @@ export class Files {
     private readonly logger: Logger,
     sweepEveryMs = 3_600_000,
   ) {
-    this.sweeper = setInterval(() => void this.sweep(), sweepEveryMs);
-    this.sweeper.unref();
+    this.sweeper = new PeriodicTask(() => this.deleteExpired(), sweepEveryMs, (err) => this.logger.warn({ err }, 'could not sweep expired files; trying again later'));
   }
 
   /** Records a blob already streamed into the store as the account's file. */
@@ -100,24 +99,18 @@ export class Files {
   }
 
   sweep(): Promise<void> {
-    this.sweeping ??= (async () => {
-      try {
-        let blobIds: string[];
-        do {
-          blobIds = await this.store.deleteExpiredFiles(Date.now(), SWEEP_BATCH);
-          for (const id of blobIds) await this.blobs.delete(id);
-        } while (blobIds.length === SWEEP_BATCH);
-      } catch (err) {
-        this.logger.warn({ err }, 'could not sweep expired files; trying again later');
-      } finally {
-        this.sweeping = null;
-      }
-    })();
-    return this.sweeping;
+    return this.sweeper.run();
   }
 
-  async close(): Promise<void> {
-    clearInterval(this.sweeper);
-    await this.sweeping;
+  private async deleteExpired(): Promise<void> {
+    let blobIds: string[];
+    do {
+      blobIds = await this.store.deleteExpiredFiles(Date.now(), SWEEP_BATCH);
+      for (const id of blobIds) await this.blobs.delete(id);
+    } while (blobIds.length === SWEEP_BATCH);
+  }
+
+  close(): Promise<void> {
+    return this.sweeper.stop();
   }
 }

@@ -14,6 +14,7 @@ import type { Store, VideoJobChanges, VideoJobRecord } from '../storage/types.js
 import { BlobTooLargeError } from '../storage/blobs/types.js';
 import { Cancellation } from '../util/cancellation.js';
 import { IN_FLIGHT, type VideoJobs } from './video-jobs.js';
+import { PeriodicTask } from '../util/periodic-task.js';
 
 export interface PollerSettings {
   readonly pollIntervalMs: number;
@@ -29,8 +30,7 @@ const BATCH = 20;
 export class VideoPoller {
   /** This instance's name on the leases it holds. */
   readonly owner = `poller_${randomBytes(8).toString('hex')}`;
-  private readonly timer: NodeJS.Timeout;
-  private ticking: Promise<void> | null = null;
+  private readonly rounds: PeriodicTask;
   private readonly stopping = new Cancellation();
 
   constructor(
@@ -41,27 +41,21 @@ export class VideoPoller {
     private readonly settings: PollerSettings,
     private readonly logger: Logger,
   ) {
-    this.timer = setInterval(() => void this.tick(), settings.pollIntervalMs);
-    this.timer.unref();
+    this.rounds = new PeriodicTask(() => this.pollDue(), settings.pollIntervalMs, (err) => this.logger.warn({ err }, 'could not poll video jobs; trying again next round'));
   }
 
-  /** One round: polls every due job (in batches) once. Rounds never overlap. */
+  /** One round now: polls every due job (in batches) once. Rounds never overlap. */
   tick(): Promise<void> {
-    this.ticking ??= (async () => {
-      try {
-        for (;;) {
-          if (this.stopping.aborted) return;
-          const due = await this.store.leaseDueVideoJobs(this.owner, Date.now(), this.settings.leaseMs, BATCH);
-          await Promise.all(due.map((job) => this.poll(job)));
-          if (due.length < BATCH) return;
-        }
-      } catch (err) {
-        this.logger.warn({ err }, 'could not poll video jobs; trying again next round');
-      } finally {
-        this.ticking = null;
-      }
-    })();
-    return this.ticking;
+    return this.rounds.run();
+  }
+
+  private async pollDue(): Promise<void> {
+    for (;;) {
+      if (this.stopping.aborted) return;
+      const due = await this.store.leaseDueVideoJobs(this.owner, Date.now(), this.settings.leaseMs, BATCH);
+      await Promise.all(due.map((job) => this.poll(job)));
+      if (due.length < BATCH) return;
+    }
   }
 
   private async poll(job: VideoJobRecord): Promise<void> {
@@ -143,8 +137,7 @@ export class VideoPoller {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.timer);
     this.stopping.abort(new GatewayError('shutting_down'));
-    await this.ticking;
+    await this.rounds.stop();
   }
 }

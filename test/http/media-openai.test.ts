@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI, { toFile } from 'openai';
+import { until } from '../support/until.js';
 import { startGateway, type RunningGateway } from '../support/gateway-harness.js';
 import { FAKE_OPENAI_KEY, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server.js';
 import { FAKE_MP4 } from '../fakes/openai-videos.js';
@@ -39,15 +40,6 @@ afterAll(async () => {
 });
 
 const balance = async (): Promise<number> => (await gw.gateway.store.getAccount('acct'))!.balanceMicros;
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('through the OpenAI adapter', () => {
   it('relays speech as the upstream streams it, with the upstream model and the caller\'s voice', async () => {

@@ -11,6 +11,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
+import { until } from '../support/until.js';
 import { startGateway, errorOf, type RunningGateway } from '../support/gateway-harness.js';
 import { TINY_PNG } from '../fakes/openai-images.js';
 
@@ -50,15 +51,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.close();
 });
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const balance = async (account = 'acct'): Promise<number> => (await gw.gateway.store.getAccount(account))!.balanceMicros;
 
