@@ -30,6 +30,12 @@ describe('tollgate serve', () => {
       expect((await client.models.list()).data.map((m) => m.id)).toContain('mock-chat');
       const completion = await client.chat.completions.create({ model: 'mock-chat', messages: [{ role: 'user', content: 'Hello' }] });
       expect(completion.choices[0]?.message.content).toContain('Hello');
+      // Every modality has a mock model; generated files land under ./data/blobs.
+      const speech = await client.audio.speech.create({ model: 'mock-tts', voice: 'alloy', input: 'Hello', response_format: 'wav' });
+      expect(Buffer.from(await speech.arrayBuffer()).subarray(0, 4).toString('latin1')).toBe('RIFF');
+      const image = await client.images.generate({ model: 'mock-image', prompt: 'a dot', size: '16x16' });
+      expect((await fetch(image.data![0]!.url!, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+      expect(existsSync(join(cwd, 'data', 'blobs'))).toBe(true);
     } finally {
       expect(await first.stop()).toBe(0);
     }
