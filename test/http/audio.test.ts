@@ -70,10 +70,12 @@ describe('POST /v1/audio/speech', () => {
     expect(await settled('acct', before)).toBe(40_000); // 4 s at 0.01 credits
   });
 
-  it('answers raw PCM for pcm', async () => {
+  it('answers raw PCM for pcm, charged by its length', async () => {
+    const before = await balance('acct');
     const response = await client.audio.speech.create({ model: 'mock-tts', voice: 'alloy', input: 'short', response_format: 'pcm' });
     expect(response.headers.get('content-type')).toBe('audio/pcm');
     expect((await response.arrayBuffer()).byteLength).toBe(48_000); // one second at 24 kHz, 16-bit
+    expect(await settled('acct', before)).toBe(10_000);
   });
 
   it('refuses a bad request naming the field', async () => {

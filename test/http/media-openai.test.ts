@@ -43,6 +43,7 @@ const balance = async (): Promise<number> => (await gw.gateway.store.getAccount(
 
 describe('through the OpenAI adapter', () => {
   it('relays speech as the upstream streams it, with the upstream model and the caller\'s voice', async () => {
+    const before = await balance();
     const response = await client.audio.speech.create({ model: 'tts', voice: 'coral', input: 'Good morning.', response_format: 'wav' });
     expect(response.headers.get('content-type')).toMatch(/^audio\/wav/);
     const audio = Buffer.from(await response.arrayBuffer());
@@ -50,6 +51,8 @@ describe('through the OpenAI adapter', () => {
     const sent = upstream.requests.at(-1)!;
     expect(sent.path).toBe('/v1/audio/speech');
     expect(sent.body).toMatchObject({ model: 'gpt-4o-mini-tts', voice: 'coral', input: 'Good morning.' });
+    // Charged once the audio ended; waited for, so that the next test's balance is its own.
+    expect(await until(balance, (now) => now !== before)).toBeLessThan(before);
   });
 
   it('sends a transcription\'s file whole and charges the seconds the upstream reports', async () => {

@@ -21,9 +21,16 @@ export async function postgresAvailable(): Promise<boolean> {
   }
 }
 
+/**
+ * The schemas this test file made. Only these are dropped: a worker process may run several test
+ * files, at once or in turn, so a pattern such as the process id would reach other files' schemas.
+ */
+const created = new Set<string>();
+
 /** Creates an empty schema and returns a URL whose connections use it. */
 export async function freshSchemaUrl(): Promise<string> {
   const schema = `tollgate_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  created.add(schema);
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
   try {
@@ -40,8 +47,10 @@ export async function dropTestSchemas(): Promise<void> {
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
   try {
-    const { rows } = await client.query<{ nspname: string }>(`select nspname from pg_namespace where nspname like 'tollgate_test_${process.pid}_%'`);
-    for (const { nspname } of rows) await client.query(`drop schema ${nspname} cascade`);
+    for (const schema of [...created]) {
+      await client.query(`drop schema if exists ${schema} cascade`);
+      created.delete(schema);
+    }
   } finally {
     await client.end();
   }
