@@ -78,6 +78,11 @@ async function limitsOf(gw: RunningGateway, model = 'mock-chat', key = gw.keys.m
   return ((await res.json()) as { limits: ModelLimits }).limits;
 }
 
+/** Resolves a few milliseconds after the wall clock's next whole second. */
+function startOfNextSecond(): Promise<void> {
+  return new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 20));
+}
+
 /** Polls until the check passes: a Redis settlement is sent after the response. */
 async function eventually(check: () => Promise<void>, ms = 3000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -138,9 +143,12 @@ describe.each(['memory', 'redis'] as const)('rate limits on %s', (backend) => {
 
   it('makes a tight retry loop last longer: refused requests count against the window', async () => {
     const gw = await start(backend, tier({ requests_per_minute: 2 }));
+    // Windows count in whole seconds: send each pair early in its own second, so that the two
+    // refusals below share one second and their waits differ by the second between the pairs.
+    await startOfNextSecond();
     expect((await chat(gw)).status).toBe(200);
     expect((await chat(gw)).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1100));
+    await startOfNextSecond();
     const first = await chat(gw);
     expect(first.status).toBe(429);
     expect((await errorOf(first)).body.error.message).toContain('sent 3 requests');
