@@ -2,7 +2,7 @@
  * The Store over kysely: one body of queries for SQLite and PostgreSQL. Dialect differences stay
  * in the files that open each backend.
  */
-import { randomBytes } from 'node:crypto';
+import { SequentialIds } from '../../util/ordered-id.js';
 import { Migrator, sql, type ExpressionBuilder, type Kysely, type Selectable, type Transaction } from 'kysely';
 import type { Database, AccountsTable, ApiKeysTable, LedgerEntriesTable } from './database.js';
 import { migrations } from './migrations.js';
@@ -37,16 +37,11 @@ import type {
 
 const DAY_MS = 86_400_000;
 
-let ledgerSequence = 0;
+const ledgerIds = new SequentialIds('le_');
 
-/**
- * Ledger ids grow with time (milliseconds, then a per-process sequence, then randomness for
- * uniqueness across instances), so that new entries land at the end of the primary-key index
- * instead of on random pages: fewer pages written per commit.
- */
+/** Ledger ids grow with time: new entries are appended to the primary-key index (see SequentialIds). */
 export function newLedgerId(): string {
-  ledgerSequence = (ledgerSequence + 1) & 0xffff;
-  return `le_${Date.now().toString(16).padStart(12, '0')}${ledgerSequence.toString(16).padStart(4, '0')}${randomBytes(8).toString('hex')}`;
+  return ledgerIds.next();
 }
 
 function ledgerRow(entry: NewLedgerEntry, now: number): LedgerEntriesTable {
