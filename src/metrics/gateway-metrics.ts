@@ -1,9 +1,11 @@
 /**
  * Prometheus metrics (prom-client), one registry per gateway so that several gateways in one
- * process (tests) keep apart. Request-level series are updated where each response is sent;
- * route health is read from the router when scraped, so it costs nothing between scrapes.
+ * process (tests) keep apart. Request-level series are updated where each response is sent, in
+ * the hot-path counters of hot-metrics.ts; route health is read from the router when scraped, so
+ * it costs nothing between scrapes.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { HotCounter, HotHistogram, type HistogramSeries } from './hot-metrics.js';
 import { MICROS_PER_CREDIT } from '../billing/pricing.js';
 import type { RouteHealth } from '../routing/route-health.js';
 
@@ -27,25 +29,24 @@ const UPSTREAM_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  private readonly requests: Counter<'model' | 'route' | 'status' | 'error_type'>;
-  private readonly requestChildren = new Map<string, Counter.Internal>();
-  private readonly overhead: Histogram;
-  private readonly firstByte: Histogram<'route'>;
-  private readonly firstToken: Histogram<'route'>;
+  private readonly requests: HotCounter;
+  private readonly overhead: HistogramSeries;
+  private readonly firstByte: HotHistogram;
+  private readonly firstToken: HotHistogram;
   private readonly rejections: Counter<'code'>;
-  private readonly credits: Counter<'model'>;
+  private readonly credits: HotCounter;
   readonly shed: Counter<'reason'>;
   private readonly collectRoutes: () => void;
 
   constructor(routes: () => Iterable<RouteHealth>) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_' });
-    this.requests = new Counter({ name: 'tollgate_requests_total', help: 'Requests answered, by model, route (provider/upstream model), HTTP status and error type', labelNames: ['model', 'route', 'status', 'error_type'], registers });
-    this.overhead = new Histogram({ name: 'tollgate_gateway_overhead_seconds', help: "Time the gateway itself added before the answer's first byte (upstream time excluded)", buckets: OVERHEAD_BUCKETS, registers });
-    this.firstByte = new Histogram({ name: 'tollgate_upstream_first_byte_seconds', help: 'Upstream time to first byte: to the whole answer when not streamed, to the response headers when streamed', labelNames: ['route'], buckets: UPSTREAM_BUCKETS, registers });
-    this.firstToken = new Histogram({ name: 'tollgate_upstream_first_token_seconds', help: "Upstream time to a stream's first chunk", labelNames: ['route'], buckets: UPSTREAM_BUCKETS, registers });
+    this.requests = new HotCounter('tollgate_requests_total', 'Requests answered, by model, route (provider/upstream model), HTTP status and error type', ['model', 'route', 'status', 'error_type'], this.registry);
+    this.overhead = new HotHistogram('tollgate_gateway_overhead_seconds', "Time the gateway itself added before the answer's first byte (upstream time excluded)", [], OVERHEAD_BUCKETS, this.registry).labels();
+    this.firstByte = new HotHistogram('tollgate_upstream_first_byte_seconds', 'Upstream time to first byte: to the whole answer when not streamed, to the response headers when streamed', ['route'], UPSTREAM_BUCKETS, this.registry);
+    this.firstToken = new HotHistogram('tollgate_upstream_first_token_seconds', "Upstream time to a stream's first chunk", ['route'], UPSTREAM_BUCKETS, this.registry);
     this.rejections = new Counter({ name: 'tollgate_rate_limit_rejections_total', help: 'Requests refused by a rate limit (429), by the quantity that ran out', labelNames: ['code'], registers });
-    this.credits = new Counter({ name: 'tollgate_credits_charged_total', help: 'Credits charged to accounts, by model', labelNames: ['model'], registers });
+    this.credits = new HotCounter('tollgate_credits_charged_total', 'Credits charged to accounts, by model', ['model'], this.registry);
     this.shed = new Counter({ name: 'tollgate_load_shed_total', help: 'Requests refused at once because the instance was overloaded or draining', labelNames: ['reason'], registers });
     const circuit = new Gauge({ name: 'tollgate_route_circuit_state', help: 'Circuit breaker per route: 0 closed, 1 half-open, 2 open', labelNames: ['route'], registers });
     const available = new Gauge({ name: 'tollgate_route_available', help: 'Whether the route can take a request now (1) or is open or cooling down (0)', labelNames: ['route'], registers });
@@ -66,13 +67,7 @@ export class GatewayMetrics {
     const model = o.model ?? '';
     const route = o.route ?? '';
     const type = o.errorType ?? '';
-    const key = `${model}\u0000${route}\u0000${o.status}\u0000${type}`;
-    let child = this.requestChildren.get(key);
-    if (child === undefined) {
-      child = this.requests.labels(model, route, String(o.status), type);
-      this.requestChildren.set(key, child);
-    }
-    child.inc();
+    this.requests.labels(model, route, String(o.status), type).value++;
     if (o.overheadMs !== undefined) this.overhead.observe(o.overheadMs / 1000);
     if (o.upstreamFirstByteMs !== undefined && route !== '') this.firstByte.labels(route).observe(o.upstreamFirstByteMs / 1000);
     if (o.upstreamFirstTokenMs !== undefined && route !== '') this.firstToken.labels(route).observe(o.upstreamFirstTokenMs / 1000);
@@ -80,7 +75,7 @@ export class GatewayMetrics {
   }
 
   charged(model: string, micros: number): void {
-    this.credits.labels(model).inc(micros / MICROS_PER_CREDIT);
+    this.credits.labels(model).value += micros / MICROS_PER_CREDIT;
   }
 
   /** The text exposition for GET /metrics. */
