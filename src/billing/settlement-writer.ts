@@ -31,7 +31,12 @@ const USAGE_EVERY_MS = 1_000;
 
 interface Pending {
   settlement: Settlement;
-  done: () => void;
+  /** Ends the caller's wait: when committed, or after `waitMs`, whichever comes first. */
+  resolve: () => void;
+  /** Told when really committed. */
+  durable: () => void;
+  queuedAt: number;
+  released: boolean;
 }
 
 const nothing = (): void => undefined;
@@ -46,6 +51,11 @@ export class SettlementWriter {
   /** Set once a second (or when many records wait): the drain then writes the usage records. */
   private usageDue = false;
   private readonly usageTimer: NodeJS.Timeout;
+  /**
+   * One timer for every waiting caller's `waitMs`, not one per commit: a timer set and cleared
+   * per request cost more than the rest of queueing it. It stays armed while anything waits.
+   */
+  private patience: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly store: Store,
@@ -76,16 +86,33 @@ export class SettlementWriter {
    */
   commit(settlement: Settlement, now = false, durable: () => void = nothing): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, this.waitMs);
-      timer.unref();
-      const done = (): void => {
-        clearTimeout(timer);
-        resolve();
-        durable();
-      };
-      this.queue.push({ settlement, done });
+      this.queue.push({ settlement, resolve, durable, queuedAt: performance.now(), released: false });
+      this.patience ??= this.armPatience(this.waitMs);
       if (this.running === null) this.running = now ? this.drain() : nextTurn().then(() => this.drain());
     });
+  }
+
+  private armPatience(ms: number): NodeJS.Timeout {
+    const timer = setTimeout(() => this.releaseWaiters(), ms);
+    timer.unref();
+    return timer;
+  }
+
+  /** Lets callers that waited `waitMs` go on; their settlements stay queued until committed. */
+  private releaseWaiters(): void {
+    const now = performance.now();
+    let next = Infinity;
+    for (const pending of this.queue) {
+      if (pending.released) continue;
+      const due = pending.queuedAt + this.waitMs;
+      if (due <= now) {
+        pending.released = true;
+        pending.resolve();
+      } else {
+        next = Math.min(next, due);
+      }
+    }
+    this.patience = next === Infinity ? null : this.armPatience(next - now);
   }
 
   /** The next write: waiting charges first, else a chunk of usage records when they are due. */
@@ -96,7 +123,10 @@ export class SettlementWriter {
         settlements: batch.map((p) => p.settlement),
         finish: () => {
           this.queue.splice(0, batch.length);
-          for (const pending of batch) pending.done();
+          for (const pending of batch) {
+            if (!pending.released) pending.resolve();
+            pending.durable();
+          }
         },
       };
     }
@@ -139,6 +169,8 @@ export class SettlementWriter {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.usageTimer);
+    if (this.patience !== null) clearTimeout(this.patience);
+    this.patience = null;
     this.usageDue = true;
     if (this.running !== null) await this.running;
     if (this.backlog > 0) {
@@ -146,5 +178,11 @@ export class SettlementWriter {
       await this.running;
     }
     if (this.backlog > 0) this.logger.error({ lost: this.backlog }, 'settlements could not be committed before shutdown');
+    // Nobody waits on a writer that is gone.
+    for (const pending of this.queue) {
+      if (pending.released) continue;
+      pending.released = true;
+      pending.resolve();
+    }
   }
 }

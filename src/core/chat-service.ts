@@ -103,13 +103,16 @@ export class ChatService {
     };
     try {
       if (plan.tokensPerMinute !== null && bound.total > plan.tokensPerMinute.limit) throw tooManyTokens(bound, plan.tokensPerMinute.limit, request.max_tokens != null ? 'max_tokens' : 'max_completion_tokens');
-      admission = await this.options.limiter.admit({ keyId: principal.key.id, requestId: ctx.requestId, plan, tokens: plan.tokensPerMinute === null ? 0 : bound.total });
+      // The memory backends answer synchronously: an await of a plain value still costs two promises and a turn.
+      const admitted = this.options.limiter.admit({ keyId: principal.key.id, requestId: ctx.requestId, plan, tokens: plan.tokensPerMinute === null ? 0 : bound.total });
+      admission = admitted instanceof Promise ? await admitted : admitted;
     } catch (err) {
       route.health.release();
       throw err;
     }
     try {
-      hold = await this.options.billing.hold(billed, bound.prompt, bound.output);
+      const held = this.options.billing.hold(billed, bound.prompt, bound.output);
+      hold = held instanceof Promise ? await held : held;
     } catch (err) {
       route.health.release();
       admission.settle({ tokens: 0, failed: true });

@@ -146,13 +146,15 @@ export class UnaryService {
           { param: operation.sizeParam },
         );
       }
-      admission = await limiter.admit({ keyId: principal.key.id, requestId: ctx.requestId, plan, tokens: plan.tokensPerMinute === null ? 0 : total });
+      const admitted = limiter.admit({ keyId: principal.key.id, requestId: ctx.requestId, plan, tokens: plan.tokensPerMinute === null ? 0 : total });
+      admission = admitted instanceof Promise ? await admitted : admitted;
     } catch (err) {
       first.health.release();
       throw err;
     }
     try {
-      hold = await billing.hold(billed, bound.prompt, bound.output, bound.units);
+      const held = billing.hold(billed, bound.prompt, bound.output, bound.units);
+      hold = held instanceof Promise ? await held : held;
     } catch (err) {
       first.health.release();
       admission.settle({ tokens: 0, failed: true });
