@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SettlementWriter } from './settlement-writer.js';
 import { createLogger } from '../logging/logger.js';
-import type { Settlement, Store } from '../storage/types.js';
+import { until } from '../../test/support/until.js';
+import type { Settlement, Store, UsageRecord } from '../storage/types.js';
 
 const logger = createLogger('silent');
 
@@ -22,6 +23,13 @@ function fakeStore() {
 
 function settlement(requestId: string): Settlement {
   return { requestId, charge: { accountId: 'a', kind: 'charge', amountMicros: -1, requestId, apiKeyId: 'k', note: null }, releaseReservation: false, usage: null };
+}
+
+function usage(requestId: string): UsageRecord {
+  return {
+    requestId, accountId: 'a', apiKeyId: 'k', model: 'm', provider: 'p', upstreamModel: 'u', modality: 'chat',
+    promptTokens: 1, completionTokens: 1, costMicros: 1, status: 200, latencyMs: 1, startedAt: 0, endedAt: 1,
+  };
 }
 
 describe('SettlementWriter', () => {
@@ -67,4 +75,40 @@ describe('SettlementWriter', () => {
     await writer.close();
     expect(store.batches.flat()).toEqual(['a', 'b']);
   });
+
+  it('writes usage records while charges keep coming: the backlog shrinks under sustained load', async () => {
+    const store = fakeStore();
+    const writer = new SettlementWriter(store as unknown as Store, logger);
+    store.failing = true;
+    for (let i = 0; i < 1_200; i++) writer.record(usage(`u${i}`));
+    // Sustained load: while each commit runs, ten more requests finish, each with a charge and a usage record.
+    let rounds = 0;
+    let next = 1_200;
+    const commitAll = store.commitSettlements.bind(store);
+    store.commitSettlements = (settlements) => {
+      if (!store.failing && rounds < 40) {
+        rounds++;
+        for (let i = 0; i < 10; i++) {
+          void writer.commit(settlement(`c${rounds}-${i}`));
+          writer.record(usage(`u${next++}`));
+        }
+      }
+      return commitAll(settlements);
+    };
+    const first = writer.commit(settlement('first'));
+    store.failing = false;
+    await until(
+      () => Promise.resolve(store.batches),
+      (batches) => rounds === 40 && batches.some((b) => b.includes('c40-9')),
+    );
+    // 1,600 records were queued, 400 of them during the load; without riders none would be written yet.
+    await first;
+    expect(writer.backlog).toBeLessThanOrEqual(1_000);
+    expect(store.batches.find((b) => b.includes('c1-0'))?.filter((id) => id.startsWith('u')).length).toBe(25);
+    await writer.close();
+    const written = store.batches.flat().filter((id) => id.startsWith('u'));
+    expect(new Set(written).size).toBe(1_600);
+    expect(written.length).toBe(1_600);
+  });
 });
+

@@ -9,7 +9,10 @@
  *
  * Usage records are not waited for: they are queued apart and written once a second (or every
  * USAGE_BATCH records), and on close, in small chunks between charges, so that the commit a
- * response waits for holds only charges and never waits behind a long write.
+ * response waits for holds only charges and never waits behind a long write. Under sustained load
+ * the charge queue is never empty between two commits, so those chunks never get their turn: once
+ * USAGE_BATCH records wait, each charge commit also carries a few of them (twice as many as it has
+ * charges), so that the backlog shrinks while the load lasts instead of growing with it.
  *
  * A commit that fails is retried, in order, until it succeeds or the gateway closes; callers wait
  * for their own settlement's commit (so a charge is durable before the response finishes) for at
@@ -27,6 +30,8 @@ const USAGE_BATCH = 1_000;
  * p99 at 1,000 requests/s.
  */
 const USAGE_CHUNK = 25;
+/** Under pressure, a charge commit carries this many usage records per charge (at least USAGE_CHUNK). */
+const USAGE_PER_CHARGE = 2;
 const USAGE_EVERY_MS = 1_000;
 
 interface Pending {
@@ -119,10 +124,14 @@ export class SettlementWriter {
   private nextBatch(): { settlements: Settlement[]; finish: () => void } | null {
     if (this.queue.length > 0) {
       const batch = this.queue.slice(0, MAX_BATCH);
+      const riders = this.usage.length >= USAGE_BATCH ? this.usage.slice(0, Math.max(USAGE_CHUNK, batch.length * USAGE_PER_CHARGE)) : [];
+      const settlements = batch.map((p) => p.settlement);
+      for (const usage of riders) settlements.push(usageOnly(usage));
       return {
-        settlements: batch.map((p) => p.settlement),
+        settlements,
         finish: () => {
           this.queue.splice(0, batch.length);
+          this.usage.splice(0, riders.length);
           for (const pending of batch) {
             if (!pending.released) pending.resolve();
             pending.durable();
@@ -133,7 +142,7 @@ export class SettlementWriter {
     if (!this.usageDue || this.usage.length === 0) return null;
     const records = this.usage.slice(0, USAGE_CHUNK);
     return {
-      settlements: records.map((usage) => ({ requestId: usage.requestId, charge: null, releaseReservation: false, usage })),
+      settlements: records.map(usageOnly),
       finish: () => {
         this.usage.splice(0, records.length);
         if (this.usage.length === 0) this.usageDue = false;
@@ -185,4 +194,8 @@ export class SettlementWriter {
       pending.resolve();
     }
   }
+}
+
+function usageOnly(usage: UsageRecord): Settlement {
+  return { requestId: usage.requestId, charge: null, releaseReservation: false, usage };
 }
