@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
-import { Checkpointer } from './checkpointer.js';
+import { Checkpointer, type CheckpointerOptions } from './checkpointer.js';
 import { Kysely, SqliteDialect } from 'kysely';
 import type { Database } from '../sql/database.js';
 
@@ -43,7 +43,7 @@ export interface OpenedSqlite {
 
 const require = createRequire(import.meta.url);
 
-export function openSqlite(path: string): OpenedSqlite {
+export function openSqlite(path: string, checkpoints: CheckpointerOptions = {}): OpenedSqlite {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SQLite(path);
   sqlite.pragma('journal_mode = WAL');
@@ -53,7 +53,7 @@ export function openSqlite(path: string): OpenedSqlite {
   let checkpointer: Checkpointer | null = null;
   if (path !== ':memory:') {
     sqlite.pragma('wal_autocheckpoint = 0');
-    checkpointer = new Checkpointer(path, require.resolve('better-sqlite3'));
+    checkpointer = new Checkpointer(path, require.resolve('better-sqlite3'), checkpoints);
   }
   return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }), sqlite, checkpointer };
 }

@@ -13,8 +13,16 @@ import type { Settlement } from '../types.js';
 import { idempotencyRow } from '../sql/idempotency-rows.js';
 import type { Checkpointer } from './checkpointer.js';
 
+interface HeldCommit {
+  settlements: readonly Settlement[];
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
 export class SqliteStore extends SqlStore {
   private readonly commitBatch: (settlements: readonly Settlement[]) => void;
+  /** Commits held while the checkpointer truncates the write-ahead log; null when not paused. */
+  private held: HeldCommit[] | null = null;
 
   constructor(
     db: Kysely<Database>,
@@ -28,6 +36,12 @@ export class SqliteStore extends SqlStore {
       prepared ??= prepareCommit(sqlite);
       prepared(settlements);
     };
+    checkpointer?.attach({
+      pause: () => {
+        this.held ??= [];
+      },
+      resume: () => this.commitHeld(),
+    });
   }
 
   override async close(): Promise<void> {
@@ -36,13 +50,35 @@ export class SqliteStore extends SqlStore {
   }
 
   override commitSettlements(settlements: readonly Settlement[]): Promise<void> {
+    if (this.held !== null) {
+      const held = this.held;
+      return new Promise((resolve, reject) => held.push({ settlements, resolve, reject }));
+    }
     try {
       this.commitBatch(settlements);
       return Promise.resolve();
     } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      return Promise.reject(asError(err));
     }
   }
+
+  /** Commits what was held, in order, now that the log is truncated. */
+  private commitHeld(): void {
+    const held = this.held ?? [];
+    this.held = null;
+    for (const commit of held) {
+      try {
+        this.commitBatch(commit.settlements);
+        commit.resolve();
+      } catch (err) {
+        commit.reject(asError(err));
+      }
+    }
+  }
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
 }
 
 function prepareCommit(sqlite: SQLite.Database): (settlements: readonly Settlement[]) => void {
