@@ -25,7 +25,19 @@ export interface Media {
   close(): Promise<void>;
 }
 
+/**
+ * With PostgreSQL storage the gateway may run as several instances, and blobs on one instance's
+ * disk are then missing on the others (an asset link or an uploaded file answered by another
+ * instance is not found). One instance on PostgreSQL is fine, so this warns instead of refusing.
+ */
+export function localBlobsWarning(config: Config): string | null {
+  if (config.blobs.backend !== 'local' || config.storage.url.startsWith('sqlite://')) return null;
+  return 'blobs.backend is local while storage is PostgreSQL: generated assets and uploaded files stay on this instance\'s disk, and other instances cannot serve them; set blobs.backend to postgres when running several instances';
+}
+
 export async function openMedia(config: Config, store: Store, credits: CreditGate, adapters: ReadonlyMap<string, ProviderAdapter>, logger: Logger): Promise<Media> {
+  const warning = localBlobsWarning(config);
+  if (warning !== null) logger.warn(warning);
   const assets = new Assets(store, await openBlobStore(config), config.blobs.retention_ms, logger);
   const files = new Files(store, assets.blobs, { maxBytes: parseSize(config.uploads.max_bytes), retentionMs: config.uploads.retention_ms ?? config.blobs.retention_ms }, logger);
   const videos = new VideoJobs(store, assets, credits, adapters, config.videos.poll_interval_ms, logger);
