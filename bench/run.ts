@@ -5,7 +5,9 @@
  *
  * Options: --duration S (per run, default 8), --reps N (default 3), --targets a,b (subset of
  * direct,lower-bound,tollgate,portkey), --scenarios a,b, --soak [--minutes M] (memory over time
- * at 1,000 requests/s instead of the matrix, default 10 minutes), --out DIR (default bench/results).
+ * at 1,000 requests/s instead of the matrix, default 10 minutes), --instructions (main-thread
+ * instructions per request under callgrind, lower bound against Tollgate: steady on a noisy
+ * machine; --requests N, --warmup N), --out DIR (default bench/results).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +22,8 @@ import { ensurePortkey, PORTKEY_VERSION } from './lib/peer.js';
 import { fmt, median, ratio } from './lib/stats.js';
 import { SCENARIOS, TARGET_NAMES, type Scenario, type TargetName } from './lib/plan.js';
 import { renderMarkdown, type Report, type Row } from './lib/report.js';
+import { coreTicks, stolenShare } from './lib/steal.js';
+import { HAS_CALLGRIND, countInstructions, type InstructionResult } from './lib/instructions.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const BENCH_DIST = resolve(import.meta.dirname);
@@ -34,6 +38,9 @@ const { values } = parseArgs({
     scenarios: { type: 'string', default: SCENARIOS.map((s) => s.id).join(',') },
     soak: { type: 'boolean', default: false },
     minutes: { type: 'string', default: '10' },
+    instructions: { type: 'boolean', default: false },
+    requests: { type: 'string', default: '1000' },
+    warmup: { type: 'string', default: '3000' },
     out: { type: 'string', default: join(ROOT, 'bench', 'results') },
   },
   allowPositionals: false,
@@ -57,11 +64,11 @@ function generateKey(): string {
 }
 
 /** A realistic configuration: key auth, all four limits set high enough never to bite, two routes. */
-function tollgateConfig(dir: string, upstream: string): string {
+function tollgateConfig(dir: string, upstream: string, server = ''): string {
   const path = join(dir, 'tollgate.bench.yaml');
   writeFileSync(
     path,
-    `storage: { url: "sqlite://${join(dir, 'bench.db')}" }
+    `${server}storage: { url: "sqlite://${join(dir, 'bench.db')}" }
 log: { level: info, requests: true }
 providers:
   - { id: upstream-a, kind: openai, base_url: "${upstream}/v1", api_key: bench-upstream-key }
@@ -142,13 +149,18 @@ function body(scenario: Scenario, target: TargetName): string {
   });
 }
 
-async function measure(target: Target, scenario: Scenario, seconds: number): Promise<LoadResult & { cpuMicros: number }> {
+type Sample = LoadResult & { cpuMicros: number; stealPct: number };
+
+async function measure(target: Target, scenario: Scenario, seconds: number): Promise<Sample> {
   const pid = target.server.child.pid as number;
+  const core = HAS_TASKSET ? SERVER_CORE : undefined;
+  const ticks = coreTicks(core);
   const before = cpuSeconds(pid);
   const spec = { url: target.url, headers: target.headers, body: body(scenario, target.name), connections: scenario.connections, durationSeconds: seconds };
   const result = scenario.rate !== undefined ? await runFixedRate({ ...spec, rate: scenario.rate }) : await runLoad(spec);
   const cpu = cpuSeconds(pid) - before;
-  return { ...result, cpuMicros: result.requests > 0 ? (cpu * 1e6) / result.requests : NaN };
+  const stealPct = stolenShare(ticks, coreTicks(core)) * 100;
+  return { ...result, cpuMicros: result.requests > 0 ? (cpu * 1e6) / result.requests : NaN, stealPct };
 }
 
 async function matrix(): Promise<number> {
@@ -165,7 +177,7 @@ async function matrix(): Promise<number> {
   try {
     for (const target of targets) await measure(target, SCENARIOS[0] as Scenario, 2); // warm-up
     for (const scenario of scenarios) {
-      const samples = new Map<TargetName, Array<LoadResult & { cpuMicros: number }>>();
+      const samples = new Map<TargetName, Sample[]>();
       // Repetitions interleave the targets, so that noise on the machine spreads over all of them.
       for (let rep = 0; rep < reps; rep++) {
         for (const target of targets) {
@@ -176,7 +188,7 @@ async function matrix(): Promise<number> {
             errors += sample.errors + sample.non2xx;
             console.error(`bench: ${target.name} answered ${sample.non2xx} non-2xx and ${sample.errors} errors in ${scenario.id}`);
           }
-          console.log(`  ${scenario.id} rep ${rep + 1} ${target.name}: ${fmt(sample.rps)} req/s, p99 ${fmt(sample.p99, 2)} ms, ${fmt(sample.cpuMicros)} µs CPU/req`);
+          console.log(`  ${scenario.id} rep ${rep + 1} ${target.name}: ${fmt(sample.rps)} req/s, p99 ${fmt(sample.p99, 2)} ms, ${fmt(sample.cpuMicros)} µs CPU/req, ${fmt(sample.stealPct, 1)}% stolen`);
         }
       }
       for (const [target, list] of samples) {
@@ -188,6 +200,7 @@ async function matrix(): Promise<number> {
           p90: median(list.map((s) => s.p90)),
           p99: median(list.map((s) => s.p99)),
           cpuMicros: median(list.map((s) => s.cpuMicros)),
+          stealPct: median(list.map((s) => s.stealPct)),
           errors: list.reduce((sum, s) => sum + s.errors + s.non2xx, 0),
         });
       }
@@ -269,5 +282,63 @@ async function soak(minutes: number): Promise<number> {
   return errors > 0 || !flat ? 1 : 0;
 }
 
-const code = values.soak ? await soak(Number(values.minutes)) : await matrix();
+/** Main-thread instructions per request, lower bound against Tollgate, each under callgrind. */
+async function instructionCount(): Promise<number> {
+  if (!HAS_CALLGRIND) {
+    console.error('bench: --instructions needs valgrind (callgrind and callgrind_control)');
+    return 1;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-instructions-'));
+  const node = process.execPath;
+  const mockPort = await freePort();
+  const mock = await startServer('mock upstream', mockPort, [node, join(BENCH_DIST, 'servers', 'mock-upstream.js'), String(mockPort)], { core: LOAD_CORE });
+  const upstream = `http://127.0.0.1:${mockPort}`;
+  const scenario = SCENARIOS[0] as Scenario;
+  const common = { path: '/v1/chat/completions', connections: 8, warmupRequests: Number(values.warmup), requests: Number(values.requests), idleSeconds: 5, outDir: dir };
+  const results: InstructionResult[] = [];
+  try {
+    const lowerPort = await freePort();
+    console.log('bench: counting the lower bound\'s instructions under callgrind (a few minutes)');
+    results.push(
+      await countInstructions({ ...common, name: 'lower-bound', command: [node, join(BENCH_DIST, 'servers', 'lower-bound.js'), String(lowerPort), upstream], port: lowerPort, headers: {}, body: body(scenario, 'lower-bound') }),
+    );
+    const port = await freePort();
+    const key = generateKey();
+    // Under valgrind a pause of seconds is normal: the load shedder must not take it for overload.
+    const config = tollgateConfig(dir, upstream, 'server: { max_event_loop_delay_ms: 600000 }\n');
+    console.log('bench: counting Tollgate\'s instructions under callgrind (a few minutes)');
+    results.push(
+      await countInstructions({
+        ...common,
+        name: 'tollgate',
+        command: [node, join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)],
+        env: { TOLLGATE_BENCH_KEY: key },
+        cwd: dir,
+        port,
+        headers: { authorization: `Bearer ${key}` },
+        body: body(scenario, 'tollgate'),
+      }),
+    );
+  } finally {
+    await mock.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const [lower, tollgate] = results as [InstructionResult, InstructionResult];
+  const report = {
+    date: new Date().toISOString(),
+    machine: machineDescription(),
+    connections: common.connections,
+    warmupRequests: common.warmupRequests,
+    requests: common.requests,
+    results,
+    ratio: ratio(tollgate.perRequest, lower.perRequest),
+  };
+  mkdirSync(values.out, { recursive: true });
+  writeFileSync(join(values.out, 'instructions-latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  for (const r of results) console.log(`  ${r.name}: ${fmt(r.perRequest / 1000, 1)} k instructions/request on the event-loop thread (idle: ${fmt(r.idlePerSecond / 1e6, 1)} M/s), ${r.failed} failed`);
+  console.log(`bench: Tollgate / lower bound, instructions per request: ${fmt(report.ratio, 2)}× (${common.requests} non-streaming requests at ${common.connections} connections after ${common.warmupRequests} to warm up)`);
+  return results.some((r) => r.failed > 0) ? 1 : 0;
+}
+
+const code = values.instructions ? await instructionCount() : values.soak ? await soak(Number(values.minutes)) : await matrix();
 process.exit(code);
