@@ -15,7 +15,7 @@ import { estimateMessagesTokens } from '../protocol/token-estimate.js';
 import { chatTokenBound, type TokenBound } from '../protocol/token-bound.js';
 import type { LimitPlans } from '../limits/plan.js';
 import type { Admission, RateLimiter } from '../limits/types.js';
-import type { Billing, BilledRequest } from '../billing/billing.js';
+import { outcomeOf, type Billing, type BilledRequest } from '../billing/billing.js';
 import type { CreditHold } from '../billing/types.js';
 import type { Router, RouteTarget } from '../routing/router.js';
 import { isRouteFault, noteRouteFault } from '../routing/failover.js';
@@ -175,7 +175,7 @@ export class ChatService {
         const body = result.rawJson ?? JSON.stringify(result.completion);
         const record = ctx.idempotency?.recordFor(200, JSON_CONTENT, body) ?? null;
         // The charge is committed before the answer goes out: a client that has it was charged.
-        await this.options.billing.settle(billed, hold, { ...servedBy, promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, charged: true, status: 200, record });
+        await this.options.billing.settle(billed, hold, outcomeOf(servedBy, { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, charged: true, status: 200, record }));
         return { kind: 'json', body, usage: result.usage, servedBy, headers: admission.headers, upstreamMs };
       } catch (err) {
         attempt.detach();
@@ -198,7 +198,7 @@ export class ChatService {
         admission.settle(failedSettlement(error));
         const answered = withHeaders(error, admission.headers);
         const record = ctx.idempotency?.recordError(answered) ?? null;
-        const settled = this.options.billing.settle(billed, hold, { ...servedBy, promptTokens: 0, completionTokens: 0, charged: false, status: answered.status, record });
+        const settled = this.options.billing.settle(billed, hold, outcomeOf(servedBy, { promptTokens: 0, completionTokens: 0, charged: false, status: answered.status, record }));
         // A recorded outcome is committed before it is answered, so that a resend gets it back.
         if (record !== null) await settled;
         throw answered;
@@ -317,14 +317,9 @@ class StreamTally {
     const completion = final ? usage.completion_tokens : Math.min(bound.output, Math.max(usage?.completion_tokens ?? 0, this.produced));
     const knownPrompt = final ? usage.prompt_tokens : usage?.prompt_tokens;
     admission.settle({ tokens: (knownPrompt ?? bound.prompt) + completion, failed: this.failed });
-    this.settled = billing.settle(billed, hold, {
-      ...servedBy,
-      promptTokens: knownPrompt ?? estimateMessagesTokens(request.messages),
-      completionTokens: completion,
-      charged: !this.failed,
-      status: 200,
-      record: end === undefined || this.transcript === null ? null : recorder?.recordFor(200, SSE_CONTENT_HEADERS, this.transcript.join('') + end.frame, end),
-    }, true);
+    const record = end === undefined || this.transcript === null ? null : recorder?.recordFor(200, SSE_CONTENT_HEADERS, this.transcript.join('') + end.frame, end);
+    const outcome = outcomeOf(servedBy, { promptTokens: knownPrompt ?? estimateMessagesTokens(request.messages), completionTokens: completion, charged: !this.failed, status: 200, record });
+    this.settled = billing.settle(billed, hold, outcome, true);
     return this.settled;
   }
 }

@@ -10,7 +10,7 @@ import type { Principal } from '../auth/principal.js';
 import type { ModelCatalog } from '../catalog/model-catalog.js';
 import type { LimitPlans } from '../limits/plan.js';
 import type { Admission, RateLimiter } from '../limits/types.js';
-import type { Billing, BilledRequest } from '../billing/billing.js';
+import { outcomeOf, type Billing, type BilledRequest } from '../billing/billing.js';
 import type { CreditHold } from '../billing/types.js';
 import type { Router } from '../routing/router.js';
 import type { Modality } from '../protocol/modalities.js';
@@ -183,7 +183,7 @@ export class UnaryService {
       const error = withHeaders(err, admission.headers);
       const servedBy = ctx.lastRoute ?? { provider: first.provider, upstreamModel: first.upstreamModel };
       const record = ctx.idempotency?.recordError(error) ?? null;
-      const settled = billing.settle(billed, hold, { ...servedBy, promptTokens: 0, completionTokens: 0, charged: false, status: error.status, record });
+      const settled = billing.settle(billed, hold, outcomeOf(servedBy, { promptTokens: 0, completionTokens: 0, charged: false, status: error.status, record }));
       // A recorded outcome is committed before it is answered, so that a resend gets it back.
       if (record !== null) await settled;
       throw error;
@@ -197,14 +197,14 @@ export class UnaryService {
         // Only a whole body is worth replaying; a cut one leaves the key free for a resend.
         const record = failure === null && kept !== null ? (ctx.idempotency?.recordFor(200, { 'content-type': result.contentType }, kept) ?? null) : null;
         const units = bytes === 0 ? 0 : (result.body as StreamedBody).unitsOf(bytes, head);
-        await billing.settle(billed, hold, { ...servedBy, promptTokens: result.promptTokens, completionTokens: result.completionTokens, units, charged: bytes > 0, status: 200, record });
+        await billing.settle(billed, hold, outcomeOf(servedBy, { promptTokens: result.promptTokens, completionTokens: result.completionTokens, units, charged: bytes > 0, status: 200, record }));
       });
       return { body: relay.chunks, done, abandon: relay.abandon, contentType: result.contentType, headers: admission.headers, ...counted };
     }
     admission.settle({ tokens: result.promptTokens + result.completionTokens, failed: false });
     const record = ctx.idempotency?.recordFor(200, { 'content-type': result.contentType }, result.body) ?? null;
     // The charge is committed before the answer goes out: a client that has it was charged.
-    await billing.settle(billed, hold, { ...servedBy, promptTokens: result.promptTokens, completionTokens: result.completionTokens, units: result.units ?? 0, charged: true, status: 200, record });
+    await billing.settle(billed, hold, outcomeOf(servedBy, { promptTokens: result.promptTokens, completionTokens: result.completionTokens, units: result.units ?? 0, charged: true, status: 200, record }));
     return { body: result.body, done: Promise.resolve(), abandon: () => undefined, contentType: result.contentType, headers: admission.headers, ...counted };
   }
 }

@@ -48,7 +48,7 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
     undefined;
   const error = new GatewayError('bad_http_request', message);
   const body = envelopeJson(error);
-  const headers = { ...errorHeaders(error), 'x-request-id': newRequestId(), 'content-length': String(Buffer.byteLength(body)), connection: 'close' };
+  const headers = { 'x-request-id': newRequestId(), 'content-length': String(Buffer.byteLength(body)), connection: 'close', ...errorHeaders(error) };
   const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
   if (socket.writable) socket.write(`HTTP/1.1 400 Bad Request\r\n${head}\r\n${body}`);
   socket.destroy();

@@ -152,7 +152,7 @@ export class LoadShedder {
     }
     // The body is discarded unread, so that the connection can carry the next request.
     req.resume();
-    res.writeHead(503, { ...refusal.headers, 'x-request-id': newRequestId() });
+    res.writeHead(503, { 'x-request-id': newRequestId(), ...refusal.headers });
     res.end(refusal.body);
   }
 

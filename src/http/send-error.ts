@@ -3,5 +3,5 @@ import type { FastifyReply } from 'fastify';
 import { envelopeJson, errorHeaders, type GatewayError } from '../errors/index.js';
 
 export function sendError(reply: FastifyReply, err: GatewayError): FastifyReply {
-  return reply.code(err.status).headers({ ...errorHeaders(err), 'x-request-id': reply.request.id }).send(envelopeJson(err));
+  return reply.code(err.status).headers({ 'x-request-id': reply.request.id, ...errorHeaders(err) }).send(envelopeJson(err));
 }

