@@ -160,7 +160,7 @@ describe('OpenAI adapter: non-streaming', () => {
   });
 
   it('sends the output cap also when the caller sent the field as null', async () => {
-    await adapter.chat(chatCall({ max_completion_tokens: null } as never));
+    await adapter.chat(chatCall({ max_completion_tokens: null }));
     expect(fake.requests[0]?.body.max_completion_tokens).toBe(chatCall().defaultMaxTokens);
   });
 
