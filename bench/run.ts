@@ -7,7 +7,8 @@
  * direct,lower-bound,tollgate,portkey), --scenarios a,b, --soak [--minutes M] (memory over time
  * at 1,000 requests/s instead of the matrix, default 10 minutes), --instructions (main-thread
  * instructions per request under callgrind, lower bound against Tollgate: steady on a noisy
- * machine; --requests N, --warmup N), --out DIR (default bench/results).
+ * machine; --requests N, --warmup N; --scenarios stream-c32 for streamed requests), --out DIR
+ * (default bench/results).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -293,7 +294,9 @@ async function instructionCount(): Promise<number> {
   const mockPort = await freePort();
   const mock = await startServer('mock upstream', mockPort, [node, join(BENCH_DIST, 'servers', 'mock-upstream.js'), String(mockPort)], { core: LOAD_CORE });
   const upstream = `http://127.0.0.1:${mockPort}`;
-  const scenario = SCENARIOS[0] as Scenario;
+  // The first closed-loop scenario asked for: c32 by default, stream-c32 for streaming.
+  const c32 = SCENARIOS[0] as Scenario;
+  const scenario = SCENARIOS.find((s) => s.rate === undefined && values.scenarios.split(',').includes(s.id)) ?? c32;
   const common = { path: '/v1/chat/completions', connections: 8, warmupRequests: Number(values.warmup), requests: Number(values.requests), idleSeconds: 5, outDir: dir };
   const results: InstructionResult[] = [];
   try {
@@ -327,6 +330,7 @@ async function instructionCount(): Promise<number> {
   const report = {
     date: new Date().toISOString(),
     machine: machineDescription(),
+    scenario: scenario.id,
     connections: common.connections,
     warmupRequests: common.warmupRequests,
     requests: common.requests,
@@ -336,7 +340,7 @@ async function instructionCount(): Promise<number> {
   mkdirSync(values.out, { recursive: true });
   writeFileSync(join(values.out, 'instructions-latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   for (const r of results) console.log(`  ${r.name}: ${fmt(r.perRequest / 1000, 1)} k instructions/request on the event-loop thread (idle: ${fmt(r.idlePerSecond / 1e6, 1)} M/s), ${r.failed} failed`);
-  console.log(`bench: Tollgate / lower bound, instructions per request: ${fmt(report.ratio, 2)}× (${common.requests} non-streaming requests at ${common.connections} connections after ${common.warmupRequests} to warm up)`);
+  console.log(`bench: Tollgate / lower bound, instructions per request: ${fmt(report.ratio, 2)}× (${common.requests} ${scenario.stream ? 'streamed' : 'non-streaming'} requests at ${common.connections} connections after ${common.warmupRequests} to warm up)`);
   return results.some((r) => r.failed > 0) ? 1 : 0;
 }
 
