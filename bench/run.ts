@@ -297,36 +297,42 @@ async function instructionCount(): Promise<number> {
   // The first closed-loop scenario asked for: c32 by default, stream-c32 for streaming.
   const c32 = SCENARIOS[0] as Scenario;
   const scenario = SCENARIOS.find((s) => s.rate === undefined && values.scenarios.split(',').includes(s.id)) ?? c32;
-  const common = { path: '/v1/chat/completions', connections: 8, warmupRequests: Number(values.warmup), requests: Number(values.requests), idleSeconds: 5, outDir: dir };
+  const common = { path: '/v1/chat/completions', connections: 8, warmupRequests: Number(values.warmup), requests: Number(values.requests), idleSeconds: 10, settleSeconds: 3, outDir: dir };
   const results: InstructionResult[] = [];
+  const names = values.targets.split(',');
   try {
-    const lowerPort = await freePort();
-    console.log('bench: counting the lower bound\'s instructions under callgrind (a few minutes)');
-    results.push(
-      await countInstructions({ ...common, name: 'lower-bound', command: [node, join(BENCH_DIST, 'servers', 'lower-bound.js'), String(lowerPort), upstream], port: lowerPort, headers: {}, body: body(scenario, 'lower-bound') }),
-    );
-    const port = await freePort();
-    const key = generateKey();
-    // Under valgrind a pause of seconds is normal: the load shedder must not take it for overload.
-    const config = tollgateConfig(dir, upstream, 'server: { max_event_loop_delay_ms: 600000 }\n');
-    console.log('bench: counting Tollgate\'s instructions under callgrind (a few minutes)');
-    results.push(
-      await countInstructions({
-        ...common,
-        name: 'tollgate',
-        command: [node, join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)],
-        env: { TOLLGATE_BENCH_KEY: key },
-        cwd: dir,
-        port,
-        headers: { authorization: `Bearer ${key}` },
-        body: body(scenario, 'tollgate'),
-      }),
-    );
+    if (names.includes('lower-bound')) {
+      const lowerPort = await freePort();
+      console.log('bench: counting the lower bound\'s instructions under callgrind (a few minutes)');
+      results.push(
+        await countInstructions({ ...common, name: 'lower-bound', command: [node, join(BENCH_DIST, 'servers', 'lower-bound.js'), String(lowerPort), upstream], port: lowerPort, headers: {}, body: body(scenario, 'lower-bound') }),
+      );
+    }
+    if (names.includes('tollgate')) {
+      const port = await freePort();
+      const key = generateKey();
+      // Under valgrind a pause of seconds is normal: the load shedder must not take it for overload.
+      const config = tollgateConfig(dir, upstream, 'server: { max_event_loop_delay_ms: 600000 }\n');
+      console.log('bench: counting Tollgate\'s instructions under callgrind (a few minutes)');
+      results.push(
+        await countInstructions({
+          ...common,
+          name: 'tollgate',
+          command: [node, join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)],
+          env: { TOLLGATE_BENCH_KEY: key },
+          cwd: dir,
+          port,
+          headers: { authorization: `Bearer ${key}` },
+          body: body(scenario, 'tollgate'),
+        }),
+      );
+    }
   } finally {
     await mock.stop();
     rmSync(dir, { recursive: true, force: true });
   }
-  const [lower, tollgate] = results as [InstructionResult, InstructionResult];
+  const lower = results.find((r) => r.name === 'lower-bound');
+  const tollgate = results.find((r) => r.name === 'tollgate');
   const report = {
     date: new Date().toISOString(),
     machine: machineDescription(),
@@ -335,7 +341,7 @@ async function instructionCount(): Promise<number> {
     warmupRequests: common.warmupRequests,
     requests: common.requests,
     results,
-    ratio: ratio(tollgate.perRequest, lower.perRequest),
+    ratio: ratio(tollgate?.perRequest, lower?.perRequest),
   };
   mkdirSync(values.out, { recursive: true });
   writeFileSync(join(values.out, 'instructions-latest.json'), `${JSON.stringify(report, null, 2)}\n`);

@@ -4,8 +4,10 @@
  * by neighbours), more than most single changes; the number of instructions the event-loop thread
  * executes for the same requests does not. Each server runs under valgrind's callgrind, is warmed
  * up until its code is optimised, then its counters cover an idle pause (its timers alone) and a
- * fixed number of requests; what the timers cost during the requests is taken off, because under
- * valgrind a second holds about fifty times fewer requests than on the real machine.
+ * fixed number of requests plus the seconds after them in which deferred work (usage records, the
+ * access log) is written; what the timers cost meanwhile is taken off, because under valgrind a
+ * second holds about fifty times fewer requests than on the real machine. Both windows start
+ * after a pause, so that work deferred by the requests before them is not counted in them.
  *
  * Counts only user-space instructions of the main thread: system calls, the kernel's network and
  * disk work, and V8's background threads (compiler, GC helpers) are not in it. Compare ratios.
@@ -31,6 +33,8 @@ export interface InstructionSpec {
   warmupRequests: number;
   requests: number;
   idleSeconds: number;
+  /** Before each window, for deferred work to end, and after the requests, for theirs to be counted. */
+  settleSeconds: number;
   outDir: string;
 }
 
@@ -58,14 +62,17 @@ export async function countInstructions(spec: InstructionSpec): Promise<Instruct
     const pool = new Pool(`http://127.0.0.1:${spec.port}`, { connections: spec.connections });
     try {
       let failed = await drive(pool, spec, spec.warmupRequests);
+      await sleep(spec.settleSeconds);
       control(child.pid as number, '-z');
       const idleStart = performance.now();
-      await new Promise((r) => setTimeout(r, spec.idleSeconds * 1000));
+      await sleep(spec.idleSeconds);
       const idleSeconds = (performance.now() - idleStart) / 1000;
       control(child.pid as number, '-d');
+      await sleep(spec.settleSeconds);
       control(child.pid as number, '-z');
       const loadStart = performance.now();
       failed += await drive(pool, spec, spec.requests);
+      await sleep(spec.settleSeconds);
       const loadSeconds = (performance.now() - loadStart) / 1000;
       control(child.pid as number, '-d');
       const [idle, load] = mainThreadDumps(spec.outDir, `${spec.name}.callgrind`);
@@ -77,6 +84,10 @@ export async function countInstructions(spec: InstructionSpec): Promise<Instruct
   } finally {
     child.kill('SIGKILL');
   }
+}
+
+function sleep(seconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 }
 
 async function drive(pool: Pool, spec: InstructionSpec, count: number): Promise<number> {
