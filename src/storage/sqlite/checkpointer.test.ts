@@ -30,9 +30,10 @@ describe('Checkpointer', () => {
       await new Promise((r) => setImmediate(r));
     }
     // A PASSIVE checkpoint alone never rewinds the log here: the file grows by every commit's
-    // pages, to about 80 MB by the end. Started over, it stays at a few MB (how few depends on how
-    // often the worker gets the CPU, so the bound is loose).
-    expect(walBytes(path)).toBeLessThan(30 * 2 ** 20);
+    // pages, to 80–87 MB by the end. Started over, it stays at a few MB; but the file keeps its
+    // longest length, so one long spell without CPU for the worker (CI runs test files side by
+    // side on two cores) leaves it at tens of MB (32 MB seen once). The bound separates the two.
+    expect(walBytes(path)).toBeLessThan(50 * 2 ** 20);
     expect((await store.getAccount('acct'))?.balanceMicros).toBe(1_000_000 - 7 * commits);
     expect(await store.ledgerSum('acct')).toBe(1_000_000 - 7 * commits);
     await store.close();
