@@ -155,10 +155,15 @@ type Sample = LoadResult & { cpuMicros: number; stealPct: number };
 async function measure(target: Target, scenario: Scenario, seconds: number): Promise<Sample> {
   const pid = target.server.child.pid as number;
   const core = HAS_TASKSET ? SERVER_CORE : undefined;
-  const ticks = coreTicks(core);
-  const before = cpuSeconds(pid);
+  let ticks = coreTicks(core);
+  let before = cpuSeconds(pid);
   const spec = { url: target.url, headers: target.headers, body: body(scenario, target.name), connections: scenario.connections, durationSeconds: seconds };
-  const result = scenario.rate !== undefined ? await runFixedRate({ ...spec, rate: scenario.rate }) : await runLoad(spec);
+  // A fixed-rate run warms its connections up first; CPU and steal count from the measured part.
+  const onMeasuring = (): void => {
+    ticks = coreTicks(core);
+    before = cpuSeconds(pid);
+  };
+  const result = scenario.rate !== undefined ? await runFixedRate({ ...spec, rate: scenario.rate, onMeasuring }) : await runLoad(spec);
   const cpu = cpuSeconds(pid) - before;
   const stealPct = stolenShare(ticks, coreTicks(core)) * 100;
   return { ...result, cpuMicros: result.requests > 0 ? (cpu * 1e6) / result.requests : NaN, stealPct };

@@ -64,7 +64,7 @@ export function renderMarkdown(report: Report): string {
   for (const c of checks(report)) lines.push(`| ${c.what} | ${c.value} | ${c.target} | ${c.pass === undefined ? '–' : c.pass ? 'yes' : 'no'} |`);
   lines.push(
     '',
-    '"direct" is the mock upstream alone; its CPU column is the mock\'s own. "Stolen" is the share of the server\'s core that the hypervisor gave to other guests during the runs (/proc/stat, median over repetitions): while it lasts every process on the core stalls, so a few percent of it can decide a p99. Latencies are as seen by the load generator: autocannon (whole milliseconds) for the closed-loop runs, a fixed-rate driver with microsecond timing for the 1,000 requests/s run. The peer does not take part in streaming: Portkey 1.15.2 fails every streamed request on Node 20 here (TypeError: immutable, in its response handling).',
+    '"direct" is the mock upstream alone; its CPU column is the mock\'s own. "Stolen" is the share of the server\'s core that the hypervisor gave to other guests during the runs (/proc/stat, median over repetitions): while it lasts every process on the core stalls, so a few percent of it can decide a p99. Latencies are as seen by the load generator: autocannon (whole milliseconds) for the closed-loop runs, a fixed-rate driver with microsecond timing for the 1,000 requests/s run, counted after 2 s of warm-up on the same connections. The peer does not take part in streaming: Portkey 1.15.2 fails every streamed request on Node 20 here (TypeError: immutable, in its response handling).',
     '',
   );
   return lines.join('\n');
