@@ -16,9 +16,10 @@ import { SPEECH_ACCEPT, SPEECH_PATH, speechBody, speechResult } from './speech.j
 import { TRANSCRIPTIONS_PATH, transcriptionForm, transcriptionResult } from './transcriptions.js';
 import { createOpenAIVideoJobs } from './videos.js';
 import { embeddingsInputCount } from '../../protocol/embeddings-tokens.js';
-import { UpstreamClient, discardBody, headerValue, readBodyText, type UpstreamResponse } from '../upstream/upstream-client.js';
+import { MAX_UPSTREAM_BODY_BYTES, UpstreamClient, headerValue, readBodyText, type UpstreamResponse } from '../upstream/upstream-client.js';
+import { upstreamFault } from '../upstream/upstream-faults.js';
 import { chatBody, streamBody } from './request-body.js';
-import { errorDetail, malformed, reportedError, statusError } from './errors.js';
+import { errorDetail, malformed, reportedError, statusError, statusErrorOf } from './errors.js';
 import { OpenAIChatStream } from './stream.js';
 import { usageOf } from './usage.js';
 import type { CancelSignal } from '../../util/cancellation.js';
@@ -42,6 +43,13 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
     return accepted(await client.post(path, body, sendHeaders, signal), signal);
   }
 
+  /** A JSON POST whose 2xx answer is wanted whole, as text. */
+  async function sendForText(body: string, signal: CancelSignal, path: string): Promise<string> {
+    const answer = await client.postForText(path, body, headers, signal);
+    if (answer.status < 200 || answer.status >= 300) throw statusErrorOf(providerId, apiKey, answer.status, answer.headers, answer.text);
+    return answer.text;
+  }
+
   async function sendForm(form: MultipartBody, signal: CancelSignal, path: string): Promise<UpstreamResponse> {
     return accepted(await client.postStream(path, form.body, multipartHeaders(headers, form), signal), signal);
   }
@@ -60,8 +68,7 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
     implements: () => true,
 
     async chat(call: ChatCall): Promise<ChatResult> {
-      const res = await send(chatBody(call, provider.output_cap_field), call.signal);
-      const text = await readBodyText(res, call.signal);
+      const text = await sendForText(chatBody(call, provider.output_cap_field), call.signal, PATH);
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -77,23 +84,27 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
     },
 
     async chatStream(call: ChatCall): Promise<ChatStream> {
-      const res = await send(streamBody(call, provider.output_cap_field), call.signal);
+      const res = await client.postForStream(PATH, streamBody(call, provider.output_cap_field), headers, call.signal);
+      if (res.status < 200 || res.status >= 300) {
+        const text = await res.body.text(MAX_UPSTREAM_BODY_BYTES).catch((err: unknown) => Promise.reject(upstreamFault(err, call.signal)));
+        throw statusErrorOf(providerId, apiKey, res.status, res.headers, text);
+      }
       const type = headerValue(res.headers, 'content-type');
       if (type === undefined || !isEventStream(type)) {
-        discardBody(res);
+        res.body.discard();
         throw malformed(providerId, `a streaming answer with content-type "${type ?? 'none'}" instead of text/event-stream`);
       }
       return new OpenAIChatStream(res, { providerId, apiKey, signal: call.signal });
     },
 
     async embeddings(call: EmbeddingsCall): Promise<EmbeddingsResult> {
-      const res = await send(embeddingsBody(call), call.signal, EMBEDDINGS_PATH);
-      return embeddingsResult(providerId, apiKey, await readBodyText(res, call.signal), embeddingsInputCount(call.request.input));
+      const text = await sendForText(embeddingsBody(call), call.signal, EMBEDDINGS_PATH);
+      return embeddingsResult(providerId, apiKey, text, embeddingsInputCount(call.request.input));
     },
 
     async images(call: ImagesCall): Promise<ImagesResult> {
-      const res = await send(imagesBody(call), call.signal, IMAGES_PATH);
-      return { images: await imagesResult(providerId, apiKey, await readBodyText(res, call.signal), call.signal) };
+      const text = await sendForText(imagesBody(call), call.signal, IMAGES_PATH);
+      return { images: await imagesResult(providerId, apiKey, text, call.signal) };
     },
 
     async speech(call: SpeechCall): Promise<SpeechResult> {

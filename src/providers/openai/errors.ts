@@ -53,8 +53,13 @@ export async function statusError(
   res: UpstreamResponse,
   signal: CancelSignal,
 ): Promise<GatewayError> {
-  const detail = parseErrorBody(await readBodyText(res, signal));
-  return upstreamStatusError(providerId, res.status, redact(detail.message, apiKey), headerValue(res.headers, 'retry-after'), detail.param);
+  return statusErrorOf(providerId, apiKey, res.status, res.headers, await readBodyText(res, signal));
+}
+
+/** Maps a non-2xx answer whose body has been read. */
+export function statusErrorOf(providerId: string, apiKey: string | undefined, status: number, headers: UpstreamResponse['headers'], body: string): GatewayError {
+  const detail = parseErrorBody(body);
+  return upstreamStatusError(providerId, status, redact(detail.message, apiKey), headerValue(headers, 'retry-after'), detail.param);
 }
 
 /** An error the upstream reported inside a 2xx answer (an SSE error frame or an error-shaped body). */

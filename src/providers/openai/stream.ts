@@ -7,7 +7,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { GatewayError } from '../../errors/index.js';
 import type { Usage } from '../../protocol/chat.js';
 import type { ChatStream, StreamPiece } from '../types.js';
-import { discardBody, type UpstreamResponse } from '../upstream/upstream-client.js';
+import type { StreamedAnswer } from '../upstream/dispatched-call.js';
 import { upstreamFault } from '../upstream/upstream-faults.js';
 import { SseScanner } from './sse-scanner.js';
 import { errorDetail, malformed, reportedError } from './errors.js';
@@ -29,7 +29,7 @@ export class OpenAIChatStream implements ChatStream {
   private iterated = false;
 
   constructor(
-    private readonly res: UpstreamResponse,
+    private readonly res: StreamedAnswer,
     private readonly context: StreamContext,
   ) {}
 
@@ -52,10 +52,10 @@ export class OpenAIChatStream implements ChatStream {
     const decoder = new StringDecoder('utf8');
     let done = false;
     try {
-      // destroyOnReturn: false so that leaving the loop at [DONE] does not kill a socket the
-      // pool could reuse; the finally block decides between draining and destroying.
-      for await (const chunk of body.iterator({ destroyOnReturn: false })) {
-        scanner.feed(decoder.write(chunk as Buffer));
+      // Leaving the loop at [DONE] does not close a connection the pool could reuse; the finally
+      // block decides between draining and destroying.
+      for await (const chunk of body) {
+        scanner.feed(decoder.write(chunk));
         const events = scanner.data;
         const names = scanner.names;
         const batch: StreamPiece[] = [];
@@ -92,11 +92,10 @@ export class OpenAIChatStream implements ChatStream {
       throw err instanceof GatewayError ? err : this.transportFault(err);
     } finally {
       if (done) {
-        discardBody(this.res);
+        body.discard();
       } else {
         // The caller stopped early or the stream failed: give the connection up rather than
-        // reading a generation nobody will see. undici reports that destroy as an 'error'.
-        body.on('error', noop);
+        // reading a generation nobody will see.
         body.destroy();
       }
     }
@@ -192,4 +191,3 @@ function objectFollows(data: string, i: number): boolean {
   return c === 123;
 }
 
-function noop(): void {}

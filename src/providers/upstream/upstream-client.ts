@@ -8,6 +8,7 @@ import type { Dispatcher } from 'undici';
 import { Readable } from 'node:stream';
 import { GatewayError } from '../../errors/index.js';
 import { upstreamFault } from './upstream-faults.js';
+import { dispatchBuffered, dispatchStreamed, type BufferedAnswer, type StreamedAnswer } from './dispatched-call.js';
 import type { CancelSignal } from '../../util/cancellation.js';
 
 export interface UpstreamClientOptions {
@@ -55,6 +56,19 @@ export class UpstreamClient {
     } catch (err) {
       throw upstreamFault(err, signal);
     }
+  }
+
+  /**
+   * A POST whose whole answer is wanted as text (a completion, an error body): the cheapest way,
+   * for the hot path (see dispatched-call.ts). An answer over `maxBytes` is upstream_malformed_response.
+   */
+  postForText(path: string, body: string, headers: Record<string, string>, signal: CancelSignal, maxBytes = MAX_UPSTREAM_BODY_BYTES): Promise<BufferedAnswer> {
+    return dispatchBuffered(this.pool, { method: 'POST', path: this.basePath + path, headers, body }, signal, maxBytes);
+  }
+
+  /** A POST whose answer is read as it arrives (an event stream), chunk by chunk. */
+  postForStream(path: string, body: string, headers: Record<string, string>, signal: CancelSignal): Promise<StreamedAnswer> {
+    return dispatchStreamed(this.pool, { method: 'POST', path: this.basePath + path, headers, body }, signal);
   }
 
   /** A GET (no body); `headers` should carry no content-type. */
