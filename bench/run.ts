@@ -31,21 +31,61 @@ const BENCH_DIST = resolve(import.meta.dirname);
 const SERVER_CORE = 1;
 const LOAD_CORE = 0;
 
-const { values } = parseArgs({
-  options: {
-    duration: { type: 'string', default: '8' },
-    reps: { type: 'string', default: '3' },
-    targets: { type: 'string', default: TARGET_NAMES.join(',') },
-    scenarios: { type: 'string', default: SCENARIOS.map((s) => s.id).join(',') },
-    soak: { type: 'boolean', default: false },
-    minutes: { type: 'string', default: '10' },
-    instructions: { type: 'boolean', default: false },
-    requests: { type: 'string', default: '1000' },
-    warmup: { type: 'string', default: '3000' },
-    out: { type: 'string', default: join(ROOT, 'bench', 'results') },
-  },
-  allowPositionals: false,
-});
+const USAGE = `usage: npm run bench -- [options]
+  --duration S      seconds per measured run (default 8)
+  --reps N          repetitions per scenario and target; the table shows medians (default 3)
+  --targets LIST    of ${TARGET_NAMES.join(', ')} (default: all)
+  --scenarios LIST  of ${SCENARIOS.map((s) => s.id).join(', ')} (default: all)
+  --soak            resident memory of Tollgate at 1,000 requests/s instead of the matrix
+  --minutes N       length of --soak (default 10)
+  --instructions    CPU per request in instructions, under valgrind's callgrind
+  --requests N      measured requests per target with --instructions (default 1000)
+  --warmup N        warm-up requests per target with --instructions (default 3000)
+  --out DIR         where the Markdown and JSON results go (default bench/results)`;
+
+function parseOptions() {
+  try {
+    return parseArgs({
+      options: {
+        duration: { type: 'string', default: '8' },
+        reps: { type: 'string', default: '3' },
+        targets: { type: 'string', default: TARGET_NAMES.join(',') },
+        scenarios: { type: 'string', default: SCENARIOS.map((s) => s.id).join(',') },
+        soak: { type: 'boolean', default: false },
+        minutes: { type: 'string', default: '10' },
+        instructions: { type: 'boolean', default: false },
+        requests: { type: 'string', default: '1000' },
+        warmup: { type: 'string', default: '3000' },
+        out: { type: 'string', default: join(ROOT, 'bench', 'results') },
+        help: { type: 'boolean', default: false },
+      },
+      allowPositionals: false,
+    }).values;
+  } catch (err) {
+    return refuse((err as Error).message);
+  }
+}
+
+const values = parseOptions();
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+refuseUnknown('targets', values.targets, TARGET_NAMES);
+refuseUnknown('scenarios', values.scenarios, SCENARIOS.map((s) => s.id));
+for (const name of ['duration', 'reps', 'minutes', 'requests', 'warmup'] as const) {
+  if (!(Number(values[name]) > 0)) refuse(`--${name} must be a positive number, not "${values[name]}"`);
+}
+
+function refuse(message: string): never {
+  console.error(`bench: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+
+function refuseUnknown(option: string, list: string, known: readonly string[]): void {
+  const unknown = list.split(',').filter((name) => !known.includes(name));
+  if (unknown.length > 0) refuse(`--${option}: unknown ${unknown.join(', ')} (known: ${known.join(', ')})`);
+}
 
 async function freePort(): Promise<number> {
   return new Promise((done, fail) => {
