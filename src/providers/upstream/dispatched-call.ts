@@ -1,8 +1,8 @@
 /**
  * Upstream calls on the chat hot path, made through undici's `dispatch` with a handler of our own
  * instead of `pool.request()`. request() wraps every answer in a Readable stream and resolves
- * through several promise turns; reading chunks straight from the handler cost 13.7 µs of CPU per
- * call against 19 µs for request() + body.text() (the same with a stream of 20 events: 15 against
+ * through several promise turns; reading chunks straight from the handler cost about 14 µs of CPU
+ * per call against 19 µs for request() + body.text() (with a stream of 20 events: 15–16 against
  * 21 µs), measured with a client alone at 32 concurrent calls against the bench's mock upstream.
  *
  * Two shapes: a buffered call resolves once with the whole answer as text (a completion, an error
