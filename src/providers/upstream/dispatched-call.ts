@@ -33,11 +33,13 @@ const HIGH_WATER_BYTES = 64 * 1024;
 /** Why a body we gave up on was aborted; never reported (nobody reads the body any more). */
 const GIVEN_UP = new Error('The gateway stopped reading this upstream answer.');
 
-function tooLarge(maxBytes: number): GatewayError {
+/** An answer over the size cap is not a usable answer. */
+export function tooLarge(maxBytes: number): GatewayError {
   return new GatewayError('upstream_malformed_response', `The upstream answer is larger than ${maxBytes} bytes.`);
 }
 
-function textOf(chunks: Buffer[], size: number): string {
+/** The chunks of a whole body as text, without a copy when there is only one. */
+export function textOf(chunks: Buffer[], size: number): string {
   if (chunks.length === 0) return '';
   return chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
 }

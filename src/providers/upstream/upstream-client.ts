@@ -8,7 +8,7 @@ import type { Dispatcher } from 'undici';
 import { Readable } from 'node:stream';
 import { GatewayError } from '../../errors/index.js';
 import { upstreamFault } from './upstream-faults.js';
-import { dispatchBuffered, dispatchStreamed, type BufferedAnswer, type StreamedAnswer } from './dispatched-call.js';
+import { dispatchBuffered, dispatchStreamed, textOf, tooLarge, type BufferedAnswer, type StreamedAnswer } from './dispatched-call.js';
 import type { CancelSignal } from '../../util/cancellation.js';
 
 export interface UpstreamClientOptions {
@@ -118,7 +118,7 @@ export async function readBodyText(res: UpstreamResponse, signal: CancelSignal, 
   const declared = Number(headerValue(res.headers, 'content-length'));
   if (declared > maxBytes) {
     res.body.destroy();
-    throw new GatewayError('upstream_malformed_response', `The upstream answer is larger than ${maxBytes} bytes.`);
+    throw tooLarge(maxBytes);
   }
   // With a declared length within the cap, undici's own reader is the cheapest way to the text.
   if (declared >= 0) {
@@ -135,14 +135,14 @@ export async function readBodyText(res: UpstreamResponse, signal: CancelSignal, 
       size += (chunk as Buffer).length;
       if (size > maxBytes) {
         res.body.destroy();
-        throw new GatewayError('upstream_malformed_response', `The upstream answer is larger than ${maxBytes} bytes.`);
+        throw tooLarge(maxBytes);
       }
       chunks.push(chunk as Buffer);
     }
   } catch (err) {
     throw upstreamFault(err, signal);
   }
-  return chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks, size).toString('utf8');
+  return textOf(chunks, size);
 }
 
 /**
