@@ -25,7 +25,6 @@ import { AttemptCancellation, CallDeadlines, type DeadlineSettings } from './dea
 import { requiredCapabilities, type Requirement } from './required-capabilities.js';
 import { DONE_FRAME, SSE_CONTENT_HEADERS, dataFrame, errorFrame } from './sse-frames.js';
 import type { IdempotentCall } from '../idempotency/idempotent-call.js';
-import { ClientClosedError } from './client-closed.js';
 import type { Cancellation } from '../util/cancellation.js';
 
 export interface ChatCallContext {
@@ -237,7 +236,9 @@ export class ChatService {
       await tally.settle({ status: 200, frame: DONE_FRAME });
       yield DONE_FRAME;
     } catch (err) {
-      if (ctx.controller.signal.reason instanceof ClientClosedError) return;
+      // The caller went away: nobody to send an error frame to.
+      const reason: unknown = ctx.controller.signal.reason;
+      if (reason instanceof GatewayError && reason.code === 'client_closed_request') return;
       tally.failed = tally.produced === 0;
       const error = toGatewayError(err);
       if (!ctx.controller.aborted) noteRouteFault(route.health, error);

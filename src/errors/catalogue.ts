@@ -74,6 +74,9 @@ export const ERROR_CODES = {
   daily_cap_exceeded: { status: 429, message: 'The key has reached its daily cap for this modality.' },
   too_many_requests_in_flight: { status: 429, message: 'The key has too many requests in flight.' },
 
+  // 499: recorded, never sent.
+  client_closed_request: { status: 499, message: 'The client closed the connection before the answer.' },
+
   // 500
   internal_error: { status: 500, message: 'An unexpected fault occurred in the gateway.' },
 

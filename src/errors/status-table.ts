@@ -14,6 +14,9 @@ export const STATUS_TABLE = {
   // Not in the spec's table: a Range header past the end of an asset (RFC 9110).
   416: { type: 'invalid_request_error', retryable: false },
   422: { type: 'invalid_request_error', retryable: false },
+  // Not in the spec's table and never sent: nginx's 499, the status recorded (access log, metrics,
+  // usage) for a request whose caller closed its connection before the answer.
+  499: { type: 'client_closed', retryable: false },
   429: { type: 'rate_limit_error', retryable: true },
   500: { type: 'server_error', retryable: true },
   501: { type: 'server_error', retryable: false },

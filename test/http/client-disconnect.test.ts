@@ -83,5 +83,14 @@ describe('client disconnect', () => {
     // The upstream timeout is two minutes: only the caller's abort can close it this soon.
     await waitFor(() => upstreamClosed === closedBefore + 1);
     expect(upstreamClosed).toBe(closedBefore + 1);
+    // Recorded as the caller's doing (499), not as a failure of a provider that did nothing wrong.
+    const series = 'tollgate_requests_total{model="slow-model",route="slow/m",status="499",error_type="client_closed"} 1';
+    let metrics = '';
+    for (let i = 0; i < 50 && !metrics.includes(series); i++) {
+      metrics = await (await fetch(`${gw.url}/metrics`)).text();
+      if (!metrics.includes(series)) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(metrics).toContain(series);
+    expect(metrics).not.toContain('status="502"');
   });
 });
