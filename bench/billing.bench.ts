@@ -13,6 +13,7 @@ import { MemoryCreditGate } from '../src/billing/memory-credits.js';
 import { StoreCreditGate } from '../src/billing/store-credits.js';
 import { SettlementWriter } from '../src/billing/settlement-writer.js';
 import { openStore } from '../src/storage/open-store.js';
+import { newRequestId } from '../src/http/request-id.js';
 import { createLogger } from '../src/logging/logger.js';
 import type { Store } from '../src/storage/types.js';
 import { freshSchemaUrl } from '../test/support/postgres.js';
@@ -24,7 +25,6 @@ let sqlite: Store;
 let postgres: Store;
 let onSqlite: Billing;
 let onPostgres: Billing;
-let n = 0;
 
 beforeAll(async () => {
   sqlite = await openStore(`sqlite://${join(dir, 'bench.db')}`);
@@ -41,7 +41,8 @@ afterAll(async () => {
 });
 
 function request(): BilledRequest {
-  return { requestId: `req_${process.pid}_${n++}`, accountId: 'acct', apiKeyId: 'key', model: 'bench-model', modality: 'chat', price: PRICE, startedAt: Date.now() };
+  // Real request ids, time first: rows keyed by them are appended to their indexes, not scattered.
+  return { requestId: newRequestId(), accountId: 'acct', apiKeyId: 'key', model: 'bench-model', modality: 'chat', price: PRICE, startedAt: Date.now() };
 }
 
 async function one(billing: Billing): Promise<void> {
