@@ -3,7 +3,8 @@
  * minimal node:http + undici proxy), a peer (the Portkey gateway) and the mock upstream alone,
  * all in one run because these machines are shared and noisy: only ratios within a run compare.
  *
- * Options: --duration S (per run, default 8), --reps N (default 3), --targets a,b (subset of
+ * Options: --duration S (per run, default 8), --reps N (default 3), --warm-up S (load on each
+ * target before measuring, default 12), --targets a,b (subset of
  * direct,lower-bound,tollgate,portkey), --scenarios a,b, --soak [--minutes M] (memory over time
  * at 1,000 requests/s instead of the matrix, default 10 minutes), --instructions (main-thread
  * instructions per request under callgrind, lower bound against Tollgate: steady on a noisy
@@ -41,6 +42,7 @@ const USAGE = `usage: npm run bench -- [options]
   --instructions    CPU per request in instructions, under valgrind's callgrind
   --requests N      measured requests per target with --instructions (default 1000)
   --warmup N        warm-up requests per target with --instructions (default 3000)
+  --warm-up S       seconds of load each target gets before the matrix is measured (default 12)
   --out DIR         where the Markdown and JSON results go (default bench/results)`;
 
 function parseOptions() {
@@ -56,6 +58,7 @@ function parseOptions() {
         instructions: { type: 'boolean', default: false },
         requests: { type: 'string', default: '1000' },
         warmup: { type: 'string', default: '3000' },
+        'warm-up': { type: 'string', default: '12' },
         out: { type: 'string', default: join(ROOT, 'bench', 'results') },
         help: { type: 'boolean', default: false },
       },
@@ -73,7 +76,7 @@ if (values.help) {
 }
 refuseUnknown('targets', values.targets, TARGET_NAMES);
 refuseUnknown('scenarios', values.scenarios, SCENARIOS.map((s) => s.id));
-for (const name of ['duration', 'reps', 'minutes', 'requests', 'warmup'] as const) {
+for (const name of ['duration', 'reps', 'minutes', 'requests', 'warmup', 'warm-up'] as const) {
   if (!(Number(values[name]) > 0)) refuse(`--${name} must be a positive number, not "${values[name]}"`);
 }
 
@@ -209,6 +212,18 @@ async function measure(target: Target, scenario: Scenario, seconds: number): Pro
   return { ...result, cpuMicros: result.requests > 0 ? (cpu * 1e6) / result.requests : NaN, stealPct };
 }
 
+/**
+ * Load before measuring, on every target alike: V8 takes about ten seconds of traffic to finish
+ * optimising a server as large as Tollgate (its compiler threads count in the CPU figure), and a
+ * gateway in production runs for hours, not seconds. Streaming code is warmed too when a
+ * streaming scenario follows.
+ */
+async function warmUp(target: Target, scenarios: Scenario[], seconds: number): Promise<void> {
+  const streamed = scenarios.find((s) => s.stream && (s.peer || target.name !== 'portkey'));
+  await measure(target, SCENARIOS[0] as Scenario, streamed === undefined ? seconds : seconds / 2);
+  if (streamed !== undefined) await measure(target, streamed, seconds / 2);
+}
+
 async function matrix(): Promise<number> {
   const names = values.targets.split(',').filter((n): n is TargetName => (TARGET_NAMES as readonly string[]).includes(n));
   const scenarios = SCENARIOS.filter((s) => values.scenarios.split(',').includes(s.id));
@@ -221,7 +236,7 @@ async function matrix(): Promise<number> {
   const rows: Row[] = [];
   let errors = 0;
   try {
-    for (const target of targets) await measure(target, SCENARIOS[0] as Scenario, 2); // warm-up
+    for (const target of targets) await warmUp(target, scenarios, Number(values['warm-up']));
     for (const scenario of scenarios) {
       const samples = new Map<TargetName, Sample[]>();
       // Repetitions interleave the targets, so that noise on the machine spreads over all of them.
