@@ -9,6 +9,7 @@ import { Billing } from './billing.js';
 import { MemoryCreditGate } from './memory-credits.js';
 import { SettlementWriter } from './settlement-writer.js';
 import { StoreCreditGate } from './store-credits.js';
+import { UsageRetention } from './usage-retention.js';
 import type { CreditGate } from './types.js';
 
 /** A reservation outlives the longest request by this much before a sweep may release it. */
@@ -27,11 +28,15 @@ export function openBilling(config: Config, store: Store, logger: Logger): Opene
     ? new MemoryCreditGate(store)
     : new StoreCreditGate(store, longestBudgetMs(config) + RESERVATION_MARGIN_MS, logger);
   const writer = new SettlementWriter(store, logger);
+  const retentionMs = config.usage.retention_ms;
+  const retention = retentionMs === undefined ? null : new UsageRetention(store, retentionMs, logger);
+  void retention?.sweep();
   return {
     billing: new Billing(credits, writer),
     credits,
     writer,
     async close() {
+      await retention?.close();
       await writer.close();
       await credits.close();
     },

@@ -260,6 +260,14 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    usage: Type.Object(
+      {
+        retention_ms: Type.Optional(
+          Type.Integer({ minimum: 3_600_000, description: 'how long per-request usage records are kept (the ledger is kept whole); without it, for ever' }),
+        ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     generation: Type.Object({ budget_ms: Millis(600_000) }, { additionalProperties: false, default: {} }),
     routing: RoutingSchema,
     metrics: Type.Object({ enabled: Type.Boolean({ default: true }) }, { additionalProperties: false, default: {} }),

@@ -111,6 +111,26 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(await store.usageSummary({ accountId: 'm1', model: 'other' })).toEqual([]);
     });
 
+    it('deletes an account\'s usage records started before a time, a batch at a time, and nothing else', async () => {
+      await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 10_000 });
+      await store.createAccountIfAbsent({ id: 'm2', name: null, tier: 'free', balanceMicros: 10_000 });
+      const day = 86_400_000;
+      const at = (n: number) => Date.UTC(2026, 10, 1) + n * day;
+      const old = ['o1', 'o2', 'o3'].map((id, i) => usageOf(id, { startedAt: at(i), endedAt: at(i) + 5 }));
+      const recent = usageOf('n1', { startedAt: at(10), endedAt: at(10) + 5 });
+      const other = usageOf('x1', { accountId: 'm2', startedAt: at(0), endedAt: at(0) + 5 });
+      const charge = { accountId: 'm1', kind: 'charge' as const, amountMicros: -300, requestId: 'o1', apiKeyId: 'key1', note: null };
+      await store.commitSettlements([...old, recent, other].map((usage) => ({ requestId: usage.requestId, charge: usage.requestId === 'o1' ? charge : null, releaseReservation: false, usage })));
+      expect(await store.deleteUsageRecordsBefore('m1', at(5), 2)).toBe(2);
+      expect(await store.deleteUsageRecordsBefore('m1', at(5), 2)).toBe(1);
+      expect(await store.deleteUsageRecordsBefore('m1', at(5), 2)).toBe(0);
+      expect((await store.usageSummary({ accountId: 'm1' })).map((row) => row.day)).toEqual(['2026-11-11']);
+      expect(await store.usageSummary({ accountId: 'm2' })).toHaveLength(1);
+      // The ledger is the account's history: its charge stays, and the balance is still its sum.
+      expect(await store.ledgerSum('m1')).toBe(9_700);
+      expect((await store.getAccount('m1'))?.balanceMicros).toBe(9_700);
+    });
+
     it('reserves credit only while the balance less what is held covers it, and releases it', async () => {
       await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 1_000 });
       const reserve = (requestId: string, amountMicros: number, expiresAt = Date.now() + 60_000) => store.reserveCredits({ requestId, accountId: 'm1', amountMicros, expiresAt });

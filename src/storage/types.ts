@@ -254,6 +254,8 @@ export interface Store {
   releaseExpiredReservations(now: number): Promise<number>;
 
   usageSummary(query: UsageQuery): Promise<UsageRow[]>;
+  /** Deletes at most `limit` of the account's usage records started before `before`; returns how many. */
+  deleteUsageRecordsBefore(accountId: string, before: number, limit: number): Promise<number>;
 
   /** The recorded response of an Idempotency-Key, if any and not expired at `now`. */
   getIdempotencyRecord(id: string, now: number): Promise<IdempotencyRecord | undefined>;
