@@ -99,7 +99,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     shedder = new LoadShedder({ maxInFlight: config.server.max_in_flight, maxEventLoopDelayMs: config.server.max_event_loop_delay_ms, logger });
     const openShedder = shedder;
     if (metrics !== null) shedder.onShed = (reason) => metrics.shed.labels(reason).inc();
-    const work = new InFlightWork();
+    const work = new InFlightWork(shedder);
     // The limiter's connection when limits live in Redis, else the invalidation channel's.
     const redis = limits.redis ?? channel ?? null;
     const readiness = new Readiness({

@@ -1,4 +1,10 @@
+import type { ServerResponse } from 'node:http';
 import type { Cancellation } from '../util/cancellation.js';
+
+/** In-flight slots of the instance (the load shedder's), for requests that outlive their response. */
+export interface InFlightSlots {
+  hold(): () => void;
+}
 
 /**
  * Route handlers still running. A drain that cuts connections at its deadline waits for them, so
@@ -10,13 +16,29 @@ export class InFlightWork {
   private waiters: Array<() => void> = [];
   private readonly detached = new Set<Cancellation>();
 
+  constructor(private readonly slots: InFlightSlots | null = null) {}
+
   /**
    * A request that runs on when its caller leaves (under an Idempotency-Key, to be recorded for the
-   * resend): a drain that reaches its deadline cancels it. Returns the call that forgets it.
+   * resend): a drain that reaches its deadline cancels it, and once its caller is gone it keeps
+   * the in-flight slot its response held, so that such requests cannot pile up past
+   * `server.max_in_flight`. Returns the call that forgets it.
    */
-  track(controller: Cancellation): () => void {
+  track(controller: Cancellation, res: ServerResponse): () => void {
     this.detached.add(controller);
-    return () => this.detached.delete(controller);
+    let done = false;
+    let release: (() => void) | null = null;
+    const onClose = (): void => {
+      if (!done && !res.writableFinished) release = this.slots?.hold() ?? null;
+    };
+    // Before the shedder's own listener gives the response's slot back: the count never dips.
+    res.prependOnceListener('close', onClose);
+    return () => {
+      done = true;
+      res.off('close', onClose);
+      this.detached.delete(controller);
+      release?.();
+    };
   }
 
   /** Cancels every tracked request; returns how many. */

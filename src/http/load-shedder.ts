@@ -120,6 +120,21 @@ export class LoadShedder {
     };
   }
 
+  /**
+   * Takes one more in-flight slot, for work that outlives its response: a request under an
+   * Idempotency-Key runs on when its caller leaves, and still occupies the instance. Returns the
+   * call that gives the slot back (once, however often it is called).
+   */
+  hold(): () => void {
+    this.inFlightCount++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.onResponseClose();
+    };
+  }
+
   private readonly onResponseClose = (): void => {
     this.inFlightCount--;
     if (!this.drainingNow) return;

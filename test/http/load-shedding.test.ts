@@ -84,6 +84,34 @@ describe('load shedding', () => {
     expect(((await again.json()) as { object: string }).object).toBe('chat.completion');
   });
 
+  it('a request under an Idempotency-Key that runs on after its caller left keeps its in-flight slot until it ends', async () => {
+    gw = await startGateway({ config: { server: { max_in_flight: 1 }, providers, models } });
+    const running = gw;
+    const caller = new AbortController();
+    const left = fetch(`${running.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${running.keys.main}`, 'content-type': 'application/json', 'idempotency-key': 'orphan-1' },
+      body: JSON.stringify({ model: 'slow-chat', messages: [{ role: 'user', content: 'hello' }], max_tokens: 5 }),
+      signal: caller.signal,
+    }).catch(() => null);
+    await sleep(300);
+    caller.abort();
+    await left;
+    await sleep(100);
+    // The slow upstream call (1.5 s) still runs for the resend: the instance is full.
+    await expectOverloaded(await chat(running, 'mock-chat'), /limit is 1/);
+    // Once it ends (and is recorded), the slot is free again.
+    let status = 503;
+    const deadline = Date.now() + 3000;
+    while (status === 503 && Date.now() < deadline) {
+      await sleep(100);
+      const res = await chat(running, 'mock-chat');
+      status = res.status;
+      await res.text();
+    }
+    expect(status).toBe(200);
+  });
+
   it('while the event loop lags above server.max_event_loop_delay_ms: 503 gateway_overloaded, then served again after normal operation', { timeout: 20_000 }, async () => {
     gw = await startGateway({ config: { server: { max_event_loop_delay_ms: 50 }, providers, models } });
     const running = gw;

@@ -35,7 +35,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
         return reply;
       }
       const controller = callerCancellation(reply.raw, call !== null);
-      const forget = call === null ? null : work.track(controller);
+      const forget = call === null ? null : work.track(controller, reply.raw);
       try {
         return await handle(request, reply, controller, call);
       } finally {

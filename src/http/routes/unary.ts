@@ -74,7 +74,7 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
           return reply;
         }
         const controller = callerCancellation(reply.raw, call !== null);
-        const forget = call === null ? null : deps.work.track(controller);
+        const forget = call === null ? null : deps.work.track(controller, reply.raw);
         try {
           return await handle(request, reply, operation, controller, call);
         } finally {
