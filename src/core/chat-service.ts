@@ -9,7 +9,7 @@ import type { Principal } from '../auth/principal.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
 import { assertModelCapabilities, modelFor } from './model-checks.js';
 import { failedSettlement, withHeaders } from './call-failure.js';
-import type { ServedBy } from './route-attempts.js';
+import { callRoutes, callRoutesHeld, type ServedBy } from './route-attempts.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from '../protocol/chat.js';
 import { estimateMessagesTokens } from '../protocol/token-estimate.js';
 import { chatTokenBound, type TokenBound } from '../protocol/token-bound.js';
@@ -18,14 +18,14 @@ import type { Admission, RateLimiter } from '../limits/types.js';
 import { outcomeOf, type Billing, type BilledRequest } from '../billing/billing.js';
 import type { CreditHold } from '../billing/types.js';
 import type { Router, RouteTarget } from '../routing/router.js';
-import { isRouteFault, noteRouteFault } from '../routing/failover.js';
-import type { ChatStream, StreamPiece } from '../providers/types.js';
+import { noteRouteFault } from '../routing/failover.js';
+import type { ChatCall, ChatStream, StreamPiece } from '../providers/types.js';
 import { validateChatRequest } from '../validation/chat-request.js';
-import { AttemptCancellation, CallDeadlines, type DeadlineSettings } from './deadlines.js';
+import { CallDeadlines, type DeadlineSettings } from './deadlines.js';
 import { requiredCapabilities, type Requirement } from './required-capabilities.js';
 import { DONE_FRAME, SSE_CONTENT_HEADERS, dataFrame, errorFrame } from './sse-frames.js';
 import type { IdempotentCall } from '../idempotency/idempotent-call.js';
-import type { Cancellation } from '../util/cancellation.js';
+import type { Cancellation, CancelSignal } from '../util/cancellation.js';
 
 export interface ChatCallContext {
   requestId: string;
@@ -84,7 +84,7 @@ export class ChatService {
     checkAgainstModel(request, model, needs);
     const routes = this.options.router.plan(model, needs, principal.key.id);
     // Taken before the limits: when no route can serve the model now, the 503 costs the caller nothing.
-    let route = routes.next();
+    const route = routes.next();
     if (route === null) throw routes.unavailable();
 
     const plan = this.options.plans.planFor(principal.tier.name, model.id, 'chat');
@@ -120,55 +120,13 @@ export class ChatService {
 
     const budgetMs = Math.min(model.config.budget_ms ?? this.options.deadlines.budgetMs, ctx.budgetMs ?? Infinity);
     const deadlines = new CallDeadlines(ctx.controller, this.options.deadlines, budgetMs);
-    const stream = request.stream === true;
-    for (;;) {
-      const attempt = new AttemptCancellation(ctx.controller);
-      deadlines.startAttempt(attempt);
-      const servedBy = { provider: route.provider, upstreamModel: route.upstreamModel };
-      ctx.lastRoute = servedBy;
-      const call = { request, upstreamModel: route.upstreamModel, signal: attempt.signal, requestId: ctx.requestId, defaultMaxTokens: model.config.max_output_tokens };
-      const started = performance.now();
-      try {
-        if (stream) {
-          const upstream = await route.adapter.chatStream(call);
-          const headersMs = performance.now() - started;
-          const iterator = upstream[Symbol.asyncIterator]();
-          // Read ahead to the first chunk: until it arrives nothing has reached the caller, so a
-          // failure can still move to another route.
-          const first = await iterator.next();
-          const upstreamMs = performance.now() - started;
-          route.health.succeeded(upstreamMs);
-          routes.forget();
-          deadlines.streamStarted();
-          const includeUsage = request.stream_options?.include_usage === true;
-          const finished = route;
-          const tally = new StreamTally({
-            admission, billing: this.options.billing, billed, hold, stream: upstream, bound, request, servedBy,
-            recorder: ctx.idempotency ?? null,
-            release: () => {
-              deadlines.clear();
-              attempt.detach();
-              finished.health.release();
-            },
-          });
-          return {
-            kind: 'stream',
-            frames: this.frames(iterator, first, includeUsage, deadlines, tally, ctx, route),
-            usage: () => upstream.usage,
-            servedBy,
-            headers: admission.headers,
-            upstreamMs,
-            upstreamHeadersMs: headersMs,
-            finish: () => void tally.settle(),
-          };
-        }
-        const result = await route.adapter.chat(call);
-        const upstreamMs = performance.now() - started;
-        deadlines.clear();
-        attempt.detach();
-        route.health.succeeded(upstreamMs);
-        route.health.release();
-        routes.forget();
+    const upstreamCall = (signal: CancelSignal, upstreamModel: string): ChatCall => ({
+      request, upstreamModel, signal, requestId: ctx.requestId, defaultMaxTokens: model.config.max_output_tokens,
+    });
+    try {
+      if (request.stream !== true) {
+        const answered = await callRoutes(routes, route, ctx, deadlines, (target, signal) => target.adapter.chat(upstreamCall(signal, target.upstreamModel)));
+        const { result, servedBy, upstreamMs } = answered;
         const usage = result.usage ?? estimatedUsage(request, result.completion);
         admission.settle({ tokens: usage.prompt_tokens + usage.completion_tokens, failed: false });
         const body = result.rawJson ?? JSON.stringify(result.completion);
@@ -176,32 +134,44 @@ export class ChatService {
         // The charge is committed before the answer goes out: a client that has it was charged.
         await this.options.billing.settle(billed, hold, outcomeOf(servedBy, { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, charged: true, status: 200, record }));
         return { kind: 'json', body, usage: result.usage, servedBy, headers: admission.headers, upstreamMs };
-      } catch (err) {
-        attempt.detach();
-        // Whatever the attempt left running upstream (a stream that failed before its first chunk) stops now.
-        attempt.abort(err);
-        route.health.release();
-        const error = toGatewayError(err);
-        const callerGone = ctx.controller.aborted;
-        if (!callerGone) noteRouteFault(route.health, error);
-        if (!callerGone && isRouteFault(error)) {
-          routes.failed.push(route);
-          const next = routes.next();
-          if (next !== null) {
-            route = next;
-            continue;
-          }
-        }
-        deadlines.clear();
-        if (error.status === 502 || error.status === 503 || error.status === 504) routes.remember();
-        admission.settle(failedSettlement(error));
-        const answered = withHeaders(error, admission.headers);
-        const record = ctx.idempotency?.recordError(answered) ?? null;
-        const settled = this.options.billing.settle(billed, hold, outcomeOf(servedBy, { promptTokens: 0, completionTokens: 0, charged: false, status: answered.status, record }));
-        // A recorded outcome is committed before it is answered, so that a resend gets it back.
-        if (record !== null) await settled;
-        throw answered;
       }
+      // Read ahead to the first chunk: until it arrives nothing has reached the caller, so a
+      // failure can still move to another route.
+      const answered = await callRoutesHeld(routes, route, ctx, deadlines, async (target, signal) => {
+        const started = performance.now();
+        const upstream = await target.adapter.chatStream(upstreamCall(signal, target.upstreamModel));
+        const headersMs = performance.now() - started;
+        const iterator = upstream[Symbol.asyncIterator]();
+        return { upstream, iterator, first: await iterator.next(), headersMs, target };
+      });
+      deadlines.streamStarted();
+      const { result, servedBy, upstreamMs, release } = answered;
+      const { upstream, iterator, first, headersMs, target } = result;
+      const tally = new StreamTally({
+        admission, billing: this.options.billing, billed, hold, stream: upstream, bound, request, servedBy,
+        recorder: ctx.idempotency ?? null,
+        release,
+      });
+      return {
+        kind: 'stream',
+        frames: this.frames(iterator, first, request.stream_options?.include_usage === true, deadlines, tally, ctx, target),
+        usage: () => upstream.usage,
+        servedBy,
+        headers: admission.headers,
+        upstreamMs,
+        upstreamHeadersMs: headersMs,
+        finish: () => void tally.settle(),
+      };
+    } catch (err) {
+      const error = toGatewayError(err);
+      admission.settle(failedSettlement(error));
+      const answered = withHeaders(error, admission.headers);
+      const record = ctx.idempotency?.recordError(answered) ?? null;
+      const servedBy = ctx.lastRoute ?? { provider: route.provider, upstreamModel: route.upstreamModel };
+      const settled = this.options.billing.settle(billed, hold, outcomeOf(servedBy, { promptTokens: 0, completionTokens: 0, charged: false, status: answered.status, record }));
+      // A recorded outcome is committed before it is answered, so that a resend gets it back.
+      if (record !== null) await settled;
+      throw answered;
     }
   }
 

@@ -1,8 +1,7 @@
 /**
- * Failover for a call answered in one piece (not streamed): the plan's routes are called in turn,
- * each attempt under the request's deadlines, until one answers or a failure is not the route's
- * (an upstream 400, the gateway's own fault, a caller gone, a budget spent). Every attempt tells
- * its route's health how it went.
+ * Failover: the plan's routes are called in turn, each attempt under the request's deadlines,
+ * until one answers or a failure is not the route's (an upstream 400, the gateway's own fault, a
+ * caller gone, a budget spent). Every attempt tells its route's health how it went.
  */
 import { toGatewayError } from '../errors/index.js';
 import type { RoutePlan, RouteTarget } from '../routing/router.js';
@@ -30,13 +29,46 @@ export interface Answered<T> {
 }
 
 /** Throws the last attempt's failure as a GatewayError; after a 502/503/504 the plan remembers the routes that failed the caller. */
-export async function callRoutes<T>(
+export function callRoutes<T>(
   routes: RoutePlan,
   first: RouteTarget,
   ctx: AttemptContext,
   deadlines: CallDeadlines,
   call: (route: RouteTarget, signal: CancelSignal) => Promise<T>,
 ): Promise<Answered<T>> {
+  return attemptRoutes(routes, first, ctx, deadlines, call, false);
+}
+
+export interface HeldAnswer<T> extends Answered<T> {
+  /** Ends the answering attempt: its timers, its tie to the request, the route's in-flight count. */
+  readonly release: () => void;
+}
+
+/**
+ * The same for a call whose answer goes on after it resolves (a stream, resolved at its first
+ * chunk): the answering attempt keeps its route's in-flight count and its tie to the request
+ * until `release`.
+ */
+export function callRoutesHeld<T>(
+  routes: RoutePlan,
+  first: RouteTarget,
+  ctx: AttemptContext,
+  deadlines: CallDeadlines,
+  call: (route: RouteTarget, signal: CancelSignal) => Promise<T>,
+): Promise<HeldAnswer<T>> {
+  return attemptRoutes(routes, first, ctx, deadlines, call, true);
+}
+
+const nothing = (): void => undefined;
+
+async function attemptRoutes<T>(
+  routes: RoutePlan,
+  first: RouteTarget,
+  ctx: AttemptContext,
+  deadlines: CallDeadlines,
+  call: (route: RouteTarget, signal: CancelSignal) => Promise<T>,
+  hold: boolean,
+): Promise<HeldAnswer<T>> {
   let route = first;
   for (;;) {
     const attempt = new AttemptCancellation(ctx.controller);
@@ -47,12 +79,16 @@ export async function callRoutes<T>(
     try {
       const result = await call(route, attempt.signal);
       const upstreamMs = performance.now() - started;
-      deadlines.clear();
-      attempt.detach();
       route.health.succeeded(upstreamMs);
-      route.health.release();
       routes.forget();
-      return { result, servedBy, upstreamMs };
+      const answering = route;
+      const release = (): void => {
+        deadlines.clear();
+        attempt.detach();
+        answering.health.release();
+      };
+      if (!hold) release();
+      return { result, servedBy, upstreamMs, release: hold ? release : nothing };
     } catch (err) {
       attempt.detach();
       attempt.abort(err);
