@@ -9,7 +9,7 @@ import type { Principal } from '../auth/principal.js';
 import type { CatalogModel, ModelCatalog } from '../catalog/model-catalog.js';
 import { assertModelCapabilities, modelFor } from './model-checks.js';
 import { failedSettlement, withHeaders } from './call-failure.js';
-import { callRoutes, callRoutesHeld, type ServedBy } from './route-attempts.js';
+import { callRoutes, type ServedBy } from './route-attempts.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from '../protocol/chat.js';
 import { estimateMessagesTokens } from '../protocol/token-estimate.js';
 import { chatTokenBound, type TokenBound } from '../protocol/token-bound.js';
@@ -137,13 +137,13 @@ export class ChatService {
       }
       // Read ahead to the first chunk: until it arrives nothing has reached the caller, so a
       // failure can still move to another route.
-      const answered = await callRoutesHeld(routes, route, ctx, deadlines, async (target, signal) => {
+      const answered = await callRoutes(routes, route, ctx, deadlines, async (target, signal) => {
         const started = performance.now();
         const upstream = await target.adapter.chatStream(upstreamCall(signal, target.upstreamModel));
         const headersMs = performance.now() - started;
         const iterator = upstream[Symbol.asyncIterator]();
         return { upstream, iterator, first: await iterator.next(), headersMs, target };
-      });
+      }, true);
       deadlines.streamStarted();
       const { result, servedBy, upstreamMs, release } = answered;
       const { upstream, iterator, first, headersMs, target } = result;

@@ -28,46 +28,26 @@ export interface Answered<T> {
   readonly upstreamMs: number;
 }
 
-/** Throws the last attempt's failure as a GatewayError; after a 502/503/504 the plan remembers the routes that failed the caller. */
-export function callRoutes<T>(
-  routes: RoutePlan,
-  first: RouteTarget,
-  ctx: AttemptContext,
-  deadlines: CallDeadlines,
-  call: (route: RouteTarget, signal: CancelSignal) => Promise<T>,
-): Promise<Answered<T>> {
-  return attemptRoutes(routes, first, ctx, deadlines, call, false);
-}
-
 export interface HeldAnswer<T> extends Answered<T> {
   /** Ends the answering attempt: its timers, its tie to the request, the route's in-flight count. */
   readonly release: () => void;
 }
 
-/**
- * The same for a call whose answer goes on after it resolves (a stream, resolved at its first
- * chunk): the answering attempt keeps its route's in-flight count and its tie to the request
- * until `release`.
- */
-export function callRoutesHeld<T>(
-  routes: RoutePlan,
-  first: RouteTarget,
-  ctx: AttemptContext,
-  deadlines: CallDeadlines,
-  call: (route: RouteTarget, signal: CancelSignal) => Promise<T>,
-): Promise<HeldAnswer<T>> {
-  return attemptRoutes(routes, first, ctx, deadlines, call, true);
-}
-
 const nothing = (): void => undefined;
 
-async function attemptRoutes<T>(
+/**
+ * Throws the last attempt's failure as a GatewayError; after a 502/503/504 the plan remembers the
+ * routes that failed the caller. With `hold`, for a call whose answer goes on after it resolves (a
+ * stream, resolved at its first chunk), the answering attempt keeps its route's in-flight count
+ * and its tie to the request until `release`; without, it ends as the call resolves.
+ */
+export async function callRoutes<T>(
   routes: RoutePlan,
   first: RouteTarget,
   ctx: AttemptContext,
   deadlines: CallDeadlines,
   call: (route: RouteTarget, signal: CancelSignal) => Promise<T>,
-  hold: boolean,
+  hold = false,
 ): Promise<HeldAnswer<T>> {
   let route = first;
   for (;;) {
