@@ -26,9 +26,9 @@ export function createAnthropicAdapter(provider: ProviderConfig, options: Adapte
   });
   const headers = UpstreamClient.headers(requestHeaders(provider));
 
-  /** Sends the request; any non-2xx becomes the mapped GatewayError, with Anthropic's own message. */
-  async function send(call: ChatCall, stream: boolean): Promise<UpstreamResponse> {
-    const body = JSON.stringify(toMessagesRequest(call, stream));
+  /** Sends a streamed request; any non-2xx becomes the mapped GatewayError, with Anthropic's own message. */
+  async function sendForStream(call: ChatCall): Promise<UpstreamResponse> {
+    const body = JSON.stringify(toMessagesRequest(call, true));
     const res = await client.post('/messages', body, headers, call.signal);
     if (res.status >= 200 && res.status < 300) return res;
     let text = '';
@@ -41,6 +41,13 @@ export function createAnthropicAdapter(provider: ProviderConfig, options: Adapte
     throw anthropicStatusError(provider.id, res.status, text, headerValue(res.headers, 'retry-after'));
   }
 
+  /** A request whose 2xx answer is wanted whole, as text; any other status becomes the mapped GatewayError. */
+  async function sendForText(call: ChatCall): Promise<string> {
+    const answer = await client.postForText('/messages', JSON.stringify(toMessagesRequest(call, false)), headers, call.signal);
+    if (answer.status < 200 || answer.status >= 300) throw anthropicStatusError(provider.id, answer.status, answer.text, headerValue(answer.headers, 'retry-after'));
+    return answer.text;
+  }
+
   return {
     id: provider.id,
     kind: provider.kind,
@@ -48,13 +55,11 @@ export function createAnthropicAdapter(provider: ProviderConfig, options: Adapte
       return IMPLEMENTED.has(capability);
     },
     async chat(call: ChatCall): Promise<ChatResult> {
-      const res = await send(call, false);
-      const text = await readBodyText(res, call.signal);
-      const completion = toChatCompletion(text, call.upstreamModel, unixNow());
+      const completion = toChatCompletion(await sendForText(call), call.upstreamModel, unixNow());
       return { completion, usage: completion.usage ?? null };
     },
     async chatStream(call: ChatCall): Promise<ChatStream> {
-      const res = await send(call, true);
+      const res = await sendForStream(call);
       const translator = new StreamTranslator({ providerId: provider.id, upstreamModel: call.upstreamModel, created: unixNow() });
       const pieces = translateStream(sseEvents(res.body, call.signal), translator);
       let first: IteratorResult<StreamPiece[]>;

@@ -31,8 +31,8 @@ export function createGeminiAdapter(provider: ProviderConfig, options: AdapterOp
   const headers = UpstreamClient.headers(requestHeaders(provider, apiKey));
   const errors: ErrorContext = { providerId: provider.id, apiKey };
 
-  /** Sends the request; any non-2xx becomes the mapped GatewayError, with Gemini's own message. */
-  async function send(path: string, body: string, signal: CancelSignal): Promise<UpstreamResponse> {
+  /** Sends a streamed request; any non-2xx becomes the mapped GatewayError, with Gemini's own message. */
+  async function sendForStream(path: string, body: string, signal: CancelSignal): Promise<UpstreamResponse> {
     const res = await client.post(path, body, headers, signal);
     if (res.status >= 200 && res.status < 300) return res;
     let text = '';
@@ -45,6 +45,13 @@ export function createGeminiAdapter(provider: ProviderConfig, options: AdapterOp
     throw geminiStatusError(errors, res.status, text, headerValue(res.headers, 'retry-after'));
   }
 
+  /** A request whose 2xx answer is wanted whole, as text; any other status becomes the mapped GatewayError. */
+  async function sendForText(path: string, body: string, signal: CancelSignal): Promise<string> {
+    const answer = await client.postForText(path, body, headers, signal);
+    if (answer.status < 200 || answer.status >= 300) throw geminiStatusError(errors, answer.status, answer.text, headerValue(answer.headers, 'retry-after'));
+    return answer.text;
+  }
+
   return {
     id: provider.id,
     kind: provider.kind,
@@ -53,14 +60,13 @@ export function createGeminiAdapter(provider: ProviderConfig, options: AdapterOp
     },
     async chat(call: ChatCall): Promise<ChatResult> {
       const body = JSON.stringify(toGenerateContentRequest(call));
-      const res = await send(`${modelPath(call.upstreamModel)}:generateContent`, body, call.signal);
-      const text = await readBodyText(res, call.signal);
+      const text = await sendForText(`${modelPath(call.upstreamModel)}:generateContent`, body, call.signal);
       const completion = toChatCompletion(text, { ...errors, upstreamModel: call.upstreamModel, created: unixNow() });
       return { completion, usage: completion.usage ?? null };
     },
     async chatStream(call: ChatCall): Promise<ChatStream> {
       const body = JSON.stringify(toGenerateContentRequest(call));
-      const res = await send(`${modelPath(call.upstreamModel)}:streamGenerateContent?alt=sse`, body, call.signal);
+      const res = await sendForStream(`${modelPath(call.upstreamModel)}:streamGenerateContent?alt=sse`, body, call.signal);
       // Without alt=sse honoured, Gemini streams one JSON array; anything but SSE is unusable here.
       const type = headerValue(res.headers, 'content-type');
       if (type === undefined || !type.trimStart().toLowerCase().startsWith('text/event-stream')) {
@@ -85,8 +91,8 @@ export function createGeminiAdapter(provider: ProviderConfig, options: AdapterOp
       // Batches go one after another: simpler to cancel and to fail cleanly, and a caller with
       // more than 100 inputs is after throughput, not latency.
       for (const embed of toEmbedCalls(call.request, modelResource(call.upstreamModel))) {
-        const res = await send(`${modelPath(call.upstreamModel)}:${embed.method}`, JSON.stringify(embed.body), call.signal);
-        vectors.push(...readVectors(errors, await readBodyText(res, call.signal), embed));
+        const text = await sendForText(`${modelPath(call.upstreamModel)}:${embed.method}`, JSON.stringify(embed.body), call.signal);
+        vectors.push(...readVectors(errors, text, embed));
       }
       return { vectors, promptTokens: null };
     },
