@@ -7,7 +7,8 @@ import type { ProviderConfig } from '../../config/schema.js';
 import type { Capability } from '../../protocol/capabilities.js';
 import type { Usage } from '../../protocol/chat.js';
 import type { AdapterOptions, ChatCall, ChatResult, ChatStream, ProviderAdapter, StreamPiece } from '../types.js';
-import { UpstreamClient, headerValue, readBodyText, type UpstreamResponse } from '../upstream/upstream-client.js';
+import { UpstreamClient, errorBodyText, headerValue } from '../upstream/upstream-client.js';
+import type { StreamedAnswer } from '../upstream/dispatched-call.js';
 import { sseEvents } from '../upstream/sse.js';
 import { anthropicStatusError } from './errors.js';
 import { toMessagesRequest } from './request.js';
@@ -27,18 +28,10 @@ export function createAnthropicAdapter(provider: ProviderConfig, options: Adapte
   const headers = UpstreamClient.headers(requestHeaders(provider));
 
   /** Sends a streamed request; any non-2xx becomes the mapped GatewayError, with Anthropic's own message. */
-  async function sendForStream(call: ChatCall): Promise<UpstreamResponse> {
-    const body = JSON.stringify(toMessagesRequest(call, true));
-    const res = await client.post('/messages', body, headers, call.signal);
+  async function sendForStream(call: ChatCall): Promise<StreamedAnswer> {
+    const res = await client.postForStream('/messages', JSON.stringify(toMessagesRequest(call, true)), headers, call.signal);
     if (res.status >= 200 && res.status < 300) return res;
-    let text = '';
-    try {
-      text = await readBodyText(res, call.signal);
-    } catch (err) {
-      // The status alone decides the mapping; only a cancellation outranks it.
-      if (call.signal.aborted) throw err;
-    }
-    throw anthropicStatusError(provider.id, res.status, text, headerValue(res.headers, 'retry-after'));
+    throw anthropicStatusError(provider.id, res.status, await errorBodyText(res, call.signal), headerValue(res.headers, 'retry-after'));
   }
 
   /** A request whose 2xx answer is wanted whole, as text; any other status becomes the mapped GatewayError. */
@@ -99,7 +92,7 @@ class AnthropicChatStream implements ChatStream {
   private started = false;
 
   constructor(
-    private readonly res: UpstreamResponse,
+    private readonly res: StreamedAnswer,
     private readonly translator: StreamTranslator,
     private readonly first: IteratorResult<StreamPiece[]>,
     private readonly rest: AsyncGenerator<StreamPiece[]>,
@@ -117,8 +110,9 @@ class AnthropicChatStream implements ChatStream {
       if (this.first.done !== true) yield this.first.value;
       yield* this.rest;
     } finally {
-      // On early exit the connection is abandoned rather than drained: the rest of a generation can be long.
-      if (!this.res.body.readableEnded) this.res.body.destroy();
+      // On early exit the connection is abandoned rather than drained: the rest of a generation
+      // can be long. (After the end there is nothing left to abandon: the connection is kept.)
+      this.res.body.destroy();
     }
   }
 }

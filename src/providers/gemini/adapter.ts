@@ -9,7 +9,8 @@ import type { Capability } from '../../protocol/capabilities.js';
 import type { Usage } from '../../protocol/chat.js';
 import type { CancelSignal } from '../../util/cancellation.js';
 import type { AdapterOptions, ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ProviderAdapter, StreamPiece } from '../types.js';
-import { UpstreamClient, discardBody, headerValue, readBodyText, type UpstreamResponse } from '../upstream/upstream-client.js';
+import { UpstreamClient, errorBodyText, headerValue } from '../upstream/upstream-client.js';
+import type { StreamedAnswer } from '../upstream/dispatched-call.js';
 import { sseEvents } from '../upstream/sse.js';
 import { readVectors, toEmbedCalls } from './embeddings.js';
 import { geminiStatusError, malformed, type ErrorContext } from './errors.js';
@@ -32,17 +33,10 @@ export function createGeminiAdapter(provider: ProviderConfig, options: AdapterOp
   const errors: ErrorContext = { providerId: provider.id, apiKey };
 
   /** Sends a streamed request; any non-2xx becomes the mapped GatewayError, with Gemini's own message. */
-  async function sendForStream(path: string, body: string, signal: CancelSignal): Promise<UpstreamResponse> {
-    const res = await client.post(path, body, headers, signal);
+  async function sendForStream(path: string, body: string, signal: CancelSignal): Promise<StreamedAnswer> {
+    const res = await client.postForStream(path, body, headers, signal);
     if (res.status >= 200 && res.status < 300) return res;
-    let text = '';
-    try {
-      text = await readBodyText(res, signal);
-    } catch (err) {
-      // The status alone decides the mapping; only a cancellation outranks it.
-      if (signal.aborted) throw err;
-    }
-    throw geminiStatusError(errors, res.status, text, headerValue(res.headers, 'retry-after'));
+    throw geminiStatusError(errors, res.status, await errorBodyText(res, signal), headerValue(res.headers, 'retry-after'));
   }
 
   /** A request whose 2xx answer is wanted whole, as text; any other status becomes the mapped GatewayError. */
@@ -70,7 +64,7 @@ export function createGeminiAdapter(provider: ProviderConfig, options: AdapterOp
       // Without alt=sse honoured, Gemini streams one JSON array; anything but SSE is unusable here.
       const type = headerValue(res.headers, 'content-type');
       if (type === undefined || !type.trimStart().toLowerCase().startsWith('text/event-stream')) {
-        discardBody(res);
+        res.body.discard();
         throw malformed(provider.id, `a streaming answer with content-type "${type ?? 'none'}" instead of text/event-stream`);
       }
       const translator = new StreamTranslator({ ...errors, upstreamModel: call.upstreamModel, created: unixNow() });
@@ -131,7 +125,7 @@ class GeminiChatStream implements ChatStream {
   private started = false;
 
   constructor(
-    private readonly res: UpstreamResponse,
+    private readonly res: StreamedAnswer,
     private readonly translator: StreamTranslator,
     private readonly first: IteratorResult<StreamPiece[]>,
     private readonly rest: AsyncGenerator<StreamPiece[]>,
@@ -149,8 +143,9 @@ class GeminiChatStream implements ChatStream {
       if (this.first.done !== true) yield this.first.value;
       yield* this.rest;
     } finally {
-      // On early exit the connection is abandoned rather than drained: the rest of a generation can be long.
-      if (!this.res.body.readableEnded) this.res.body.destroy();
+      // On early exit the connection is abandoned rather than drained: the rest of a generation
+      // can be long. (After the end there is nothing left to abandon: the connection is kept.)
+      this.res.body.destroy();
     }
   }
 }

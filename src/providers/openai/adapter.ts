@@ -16,8 +16,7 @@ import { SPEECH_ACCEPT, SPEECH_PATH, speechBody, speechResult } from './speech.j
 import { TRANSCRIPTIONS_PATH, transcriptionForm, transcriptionResult } from './transcriptions.js';
 import { createOpenAIVideoJobs } from './videos.js';
 import { embeddingsInputCount } from '../../protocol/embeddings-tokens.js';
-import { MAX_UPSTREAM_BODY_BYTES, UpstreamClient, headerValue, readBodyText, type UpstreamResponse } from '../upstream/upstream-client.js';
-import { upstreamFault } from '../upstream/upstream-faults.js';
+import { UpstreamClient, errorBodyText, headerValue, readBodyText, type UpstreamResponse } from '../upstream/upstream-client.js';
 import { chatBody, streamBody } from './request-body.js';
 import { errorDetail, malformed, reportedError, statusError, statusErrorOf } from './errors.js';
 import { OpenAIChatStream } from './stream.js';
@@ -86,8 +85,7 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
     async chatStream(call: ChatCall): Promise<ChatStream> {
       const res = await client.postForStream(PATH, streamBody(call, provider.output_cap_field), headers, call.signal);
       if (res.status < 200 || res.status >= 300) {
-        const text = await res.body.text(MAX_UPSTREAM_BODY_BYTES).catch((err: unknown) => Promise.reject(upstreamFault(err, call.signal)));
-        throw statusErrorOf(providerId, apiKey, res.status, res.headers, text);
+        throw statusErrorOf(providerId, apiKey, res.status, res.headers, await errorBodyText(res, call.signal));
       }
       const type = headerValue(res.headers, 'content-type');
       if (type === undefined || !isEventStream(type)) {

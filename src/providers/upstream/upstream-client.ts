@@ -146,6 +146,19 @@ export async function readBodyText(res: UpstreamResponse, signal: CancelSignal, 
 }
 
 /**
+ * The body of a streamed call's error status, for its message. The status alone decides the
+ * mapping, so a body that cannot be read gives no message; only a cancellation outranks it.
+ */
+export async function errorBodyText(res: StreamedAnswer, signal: CancelSignal): Promise<string> {
+  try {
+    return await res.body.text(MAX_UPSTREAM_BODY_BYTES);
+  } catch (err) {
+    if (signal.aborted) throw upstreamFault(err, signal);
+    return '';
+  }
+}
+
+/**
  * A body relayed to the caller as it arrives (audio, a video). Faults become GatewayErrors; the
  * connection lost after the answer began is a truncated body, not an unreachable upstream, as
  * for a chat stream. A caller that stops early destroys the connection instead of downloading
