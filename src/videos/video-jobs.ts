@@ -71,7 +71,15 @@ export class VideoJobs {
       leaseOwner: null,
       leaseUntil: null,
     };
-    await this.store.putVideoJob(record);
+    try {
+      await this.store.putVideoJob(record);
+    } catch (err) {
+      // Unrecorded, the job would never be polled, charged or refunded, and the caller's retry
+      // would start a second one: the upstream is told to stop it.
+      this.logger.error({ err, provider: job.provider, upstream_id: job.upstream.id }, 'could not record a video job an upstream accepted; cancelling it upstream');
+      await this.cancelUpstream(record);
+      throw err;
+    }
     return record;
   }
 
@@ -137,7 +145,7 @@ export class VideoJobs {
     try {
       await videos.cancel({ upstreamId: job.upstreamId, upstreamModel: job.upstreamModel, signal: new Cancellation() });
     } catch (err) {
-      this.logger.warn({ err, video_id: job.id, provider: job.provider }, 'could not cancel a video job upstream; it was cancelled here');
+      this.logger.warn({ err, video_id: job.id, provider: job.provider }, 'could not cancel a video job upstream');
     }
   }
 }
