@@ -36,7 +36,7 @@ afterEach(async () => {
 });
 
 describe('UsageRetention', () => {
-  it('deletes every account\'s records older than the retention, past one batch, and keeps the rest', async () => {
+  it('deletes every account\'s records older than the retention, past several batches, and keeps the rest', async () => {
     const settlements: Settlement[] = [];
     for (let i = 0; i < 2_500; i++) settlements.push(usageAt(`old-a-${i}`, 'a', NOW - 40 * DAY + i));
     settlements.push(usageAt('old-b', 'b', NOW - 31 * DAY), usageAt('new-a', 'a', NOW - 29 * DAY), usageAt('new-b', 'b', NOW - DAY));

@@ -9,7 +9,8 @@ import type { Logger } from 'pino';
 import type { Store } from '../storage/types.js';
 import { PeriodicTask } from '../util/periodic-task.js';
 
-const BATCH = 1_000;
+/** A delete of 1,000 records held the event loop 5 ms on SQLite here, one of 250 about 1.4 ms. */
+const BATCH = 250;
 const EVERY_MS = 3_600_000;
 
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
