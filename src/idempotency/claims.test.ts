@@ -67,6 +67,18 @@ describe.runIf(available)('Redis', () => {
     expect(ttl).toBeLessThanOrEqual(30_000);
   });
 
+  it('sends the releases already asked for before its connection closes', async () => {
+    const claims = await redisClaims();
+    const connection = connections.at(-1)!;
+    await claims.claim('closing', { requestId: 'req_a', fingerprint: 'f' });
+    // Not awaited, as a request's end does not wait for its claim to be given back.
+    void claims.release('closing', 'req_a');
+    await claims.close();
+    await connection.close();
+    const other = await redisClaims();
+    expect((await other.claim('closing', { requestId: 'req_b', fingerprint: 'f' })).claimed).toBe(true);
+  });
+
   it('refuses with 503 while Redis is unreachable', async () => {
     const connection = new RedisConnection({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 100, outageEffect: 'test' }, logger);
     connections.push(connection);

@@ -48,6 +48,12 @@ export class RedisClaims implements IdempotencyClaims {
   private readonly commands: ClaimCommands;
   /** Claims this instance holds: Redis key → value, extended together on one timer. */
   private readonly held = new Map<string, string>();
+  /**
+   * Releases on their way to Redis. A request cut by a drain gives its claim back just before the
+   * gateway closes this connection: close waits for them, or the claim would outlive the instance
+   * and turn the caller's resend away with 409 for CLAIM_TTL_MS.
+   */
+  private readonly releasing = new Set<Promise<void>>();
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -93,6 +99,16 @@ export class RedisClaims implements IdempotencyClaims {
     const value = this.held.get(key);
     if (value === undefined || !value.startsWith(`${requestId} `)) return;
     this.held.delete(key);
+    const releasing = this.giveBack(key, value);
+    this.releasing.add(releasing);
+    try {
+      await releasing;
+    } finally {
+      this.releasing.delete(releasing);
+    }
+  }
+
+  private async giveBack(key: string, value: string): Promise<void> {
     try {
       await this.commands.tollgateRelease(key, value);
     } catch (err) {
@@ -114,11 +130,11 @@ export class RedisClaims implements IdempotencyClaims {
     }
   }
 
-  /** Stops extending claims; the connection is its owner's to close. */
-  close(): Promise<void> {
+  /** Stops extending claims and waits for the releases already sent; the connection is its owner's to close. */
+  async close(): Promise<void> {
     clearInterval(this.timer);
     this.held.clear();
-    return Promise.resolve();
+    await Promise.all(this.releasing);
   }
 }
 
