@@ -110,16 +110,21 @@ export class Billing {
       startedAt: request.startedAt,
       endedAt,
     };
-    this.writer.record(usage);
     const settlement: Settlement = {
       requestId: request.requestId,
       charge: cost > 0 ? { accountId: request.accountId, kind: 'charge', amountMicros: -cost, requestId: request.requestId, apiKeyId: request.apiKeyId, note: null } : null,
       releaseReservation: hold?.inStore === true,
-      usage: null,
+      usage,
       idempotency: outcome.record?.record ?? null,
     };
-    // Nothing durable to wait for when nothing was charged, held in the store or recorded.
-    if (settlement.charge === null && !settlement.releaseReservation && settlement.idempotency === null) return Promise.resolve();
+    // Nothing durable to wait for when nothing was charged, held in the store or recorded: the
+    // usage record alone is written later, with others.
+    if (settlement.charge === null && !settlement.releaseReservation && settlement.idempotency === null) {
+      this.writer.record(usage);
+      return Promise.resolve();
+    }
+    // Otherwise it goes in its charge's commit: one row more in a transaction that happens anyway,
+    // where a queued record would live (and be copied by every scavenge) until a write of its own.
     return this.writer.commit(settlement, now, outcome.record?.settled);
   }
 }

@@ -7,9 +7,10 @@
  * nothing could ever join a batch.) A stream's end asks for its commit at once when the writer is
  * idle: it saves the stream a socket write of its own for [DONE], worth more than a batch of one.
  *
- * Usage records are not waited for: they are queued apart and written once a second (or every
- * USAGE_BATCH records), and on close, in small chunks between charges, so that the commit a
- * response waits for holds only charges and never waits behind a long write. Under sustained load
+ * A charged request's usage record comes inside its settlement and is committed with its charge.
+ * The records of requests with nothing to commit (uncharged, failed) are not waited for: they are
+ * queued apart and written once a second (or every USAGE_BATCH records), and on close, in small
+ * chunks between charges, so that a response never waits behind a long write. Under sustained load
  * the charge queue is never empty between two commits, so those chunks never get their turn: once
  * USAGE_BATCH records wait, each charge commit also carries a few of them (twice as many as it has
  * charges), so that the backlog shrinks while the load lasts instead of growing with it.

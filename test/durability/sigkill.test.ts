@@ -1,6 +1,7 @@
 /**
  * Nothing acknowledged is lost: the real gateway process is killed with SIGKILL under load, and
- * every request a client received an answer for is then found charged in the store.
+ * every request a client received an answer for is then found charged in the store, with its
+ * usage record.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -65,7 +66,7 @@ async function loadUntilKilled(url: string, key: string, ms: number, kill: () =>
 }
 
 describe.each(['sqlite', 'postgres'] as const)('SIGKILL under load (%s)', (backend) => {
-  it('loses no charge a client received an answer for', { timeout: 60_000 }, async () => {
+  it('loses no charge or usage record a client received an answer for', { timeout: 60_000 }, async () => {
     if (backend === 'postgres') expect(await postgresAvailable()).toBe(true);
     const dir = mkdtempSync(join(tmpdir(), 'tollgate-kill-'));
     dirs.push(dir);
@@ -81,10 +82,15 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL under load (%s)', (backe
 
     const store = await openStore(storageUrl);
     try {
-      const charged = new Set((await store.listLedger('acct', 1_000_000)).filter((e) => e.kind === 'charge').map((e) => e.requestId));
+      const charges = (await store.listLedger('acct', 1_000_000)).filter((e) => e.kind === 'charge');
+      const charged = new Set(charges.map((e) => e.requestId));
       const missing = answered.filter((id) => !charged.has(id));
       expect(missing).toEqual([]);
       expect((await store.getAccount('acct'))?.balanceMicros).toBe(await store.ledgerSum('acct'));
+      // Every committed charge has its usage record: the two are committed together.
+      const usage = await store.usageSummary({ accountId: 'acct' });
+      expect(usage.reduce((sum, row) => sum + row.requests, 0)).toBeGreaterThanOrEqual(charges.length);
+      expect(usage.reduce((sum, row) => sum + row.costMicros, 0)).toBe(-charges.reduce((sum, e) => sum + e.amountMicros, 0));
     } finally {
       await store.close();
     }
