@@ -5,7 +5,7 @@
  *
  * Options: --duration S (per run, default 8), --reps N (default 3), --warm-up S (load on each
  * target before measuring, default 12), --targets a,b (subset of
- * direct,lower-bound,tollgate,portkey), --scenarios a,b, --soak [--minutes M] (memory over time
+ * direct,lower-bound,tollgate,tollgate-unpriced,portkey; all but tollgate-unpriced by default), --scenarios a,b, --soak [--minutes M] (memory over time
  * at 1,000 requests/s instead of the matrix, default 10 minutes), --instructions (main-thread
  * instructions per request under callgrind, lower bound against Tollgate: steady on a noisy
  * machine; --requests N, --warmup N; --scenarios stream-c32 for streamed requests), --out DIR
@@ -22,7 +22,7 @@ import { runLoad, type LoadResult } from './lib/load.js';
 import { runFixedRate } from './lib/fixed-rate.js';
 import { ensurePortkey, PORTKEY_VERSION } from './lib/peer.js';
 import { fmt, median, ratio } from './lib/stats.js';
-import { SCENARIOS, TARGET_NAMES, type Scenario, type TargetName } from './lib/plan.js';
+import { DEFAULT_TARGETS, SCENARIOS, TARGET_NAMES, isTollgate, type Scenario, type TargetName } from './lib/plan.js';
 import { renderMarkdown, type Report, type Row } from './lib/report.js';
 import { coreTicks, stolenShare } from './lib/steal.js';
 import { HAS_CALLGRIND, countInstructions, type InstructionResult } from './lib/instructions.js';
@@ -35,7 +35,7 @@ const LOAD_CORE = 0;
 const USAGE = `usage: npm run bench -- [options]
   --duration S      seconds per measured run (default 8)
   --reps N          repetitions per scenario and target; the table shows medians (default 3)
-  --targets LIST    of ${TARGET_NAMES.join(', ')} (default: all)
+  --targets LIST    of ${TARGET_NAMES.join(', ')} (default: ${DEFAULT_TARGETS.join(', ')})
   --scenarios LIST  of ${SCENARIOS.map((s) => s.id).join(', ')} (default: all)
   --soak            resident memory of Tollgate at 1,000 requests/s instead of the matrix
   --minutes N       length of --soak (default 10)
@@ -51,7 +51,7 @@ function parseOptions() {
       options: {
         duration: { type: 'string', default: '8' },
         reps: { type: 'string', default: '3' },
-        targets: { type: 'string', default: TARGET_NAMES.join(',') },
+        targets: { type: 'string', default: DEFAULT_TARGETS.join(',') },
         scenarios: { type: 'string', default: SCENARIOS.map((s) => s.id).join(',') },
         soak: { type: 'boolean', default: false },
         minutes: { type: 'string', default: '10' },
@@ -107,12 +107,16 @@ function generateKey(): string {
   return out.stdout.trim();
 }
 
-/** A realistic configuration: key auth, all four limits set high enough never to bite, two routes. */
-function tollgateConfig(dir: string, upstream: string, server = ''): string {
-  const path = join(dir, 'tollgate.bench.yaml');
+/**
+ * A realistic configuration: key auth, all four limits set high enough never to bite, two routes.
+ * `name` keeps each Tollgate's files apart; without `priced`, requests cost nothing and so commit
+ * no charge before their answer (their usage records are still written, in batches).
+ */
+function tollgateConfig(dir: string, upstream: string, server = '', name = 'tollgate', priced = true): string {
+  const path = join(dir, `${name}.bench.yaml`);
   writeFileSync(
     path,
-    `${server}storage: { url: "sqlite://${join(dir, 'bench.db')}" }
+    `${server}storage: { url: "sqlite://${join(dir, `${name}.db`)}" }
 log: { level: info, requests: true }
 providers:
   - { id: upstream-a, kind: openai, base_url: "${upstream}/v1", api_key: bench-upstream-key }
@@ -122,8 +126,7 @@ models:
     capabilities: [chat, streaming, tools, json_mode]
     context_window: 128000
     max_output_tokens: 4096
-    price: { input_per_million_tokens: 0.15, output_per_million_tokens: 0.6 }
-    routes: [{ provider: upstream-a, model: bench-upstream }, { provider: upstream-b, model: bench-upstream }]
+${priced ? '    price: { input_per_million_tokens: 0.15, output_per_million_tokens: 0.6 }\n' : ''}    routes: [{ provider: upstream-a, model: bench-upstream }, { provider: upstream-b, model: bench-upstream }]
 tiers:
   bench:
     models: ["*"]
@@ -159,10 +162,10 @@ async function startTargets(names: TargetName[], dir: string): Promise<{ mock: S
       const port = await freePort();
       const server = await startServer(name, port, [node, join(BENCH_DIST, 'servers', 'lower-bound.js'), String(port), upstream], { core: SERVER_CORE });
       targets.push({ name, server, url: `http://127.0.0.1:${port}/v1/chat/completions`, headers: {} });
-    } else if (name === 'tollgate') {
+    } else if (isTollgate(name)) {
       const port = await freePort();
       const key = generateKey();
-      const config = tollgateConfig(dir, upstream);
+      const config = tollgateConfig(dir, upstream, '', name, name === 'tollgate');
       const server = await startServer(name, port, [node, join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)], {
         core: SERVER_CORE,
         env: { TOLLGATE_BENCH_KEY: key },
@@ -186,7 +189,7 @@ async function startTargets(names: TargetName[], dir: string): Promise<{ mock: S
 
 function body(scenario: Scenario, target: TargetName): string {
   return JSON.stringify({
-    model: target === 'tollgate' ? 'bench-model' : 'bench-upstream',
+    model: isTollgate(target) ? 'bench-model' : 'bench-upstream',
     messages: [{ role: 'system', content: 'You are a helpful assistant.' }, { role: 'user', content: 'Write one sentence about foxes.' }],
     max_tokens: 64,
     ...(scenario.stream ? { stream: true } : {}),

@@ -1,6 +1,18 @@
 /** What the benchmark runs: the targets and the load scenarios. */
-export const TARGET_NAMES = ['direct', 'lower-bound', 'tollgate', 'portkey'] as const;
+export const TARGET_NAMES = ['direct', 'lower-bound', 'tollgate', 'tollgate-unpriced', 'portkey'] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
+
+/**
+ * What a plain `npm run bench` measures. `tollgate-unpriced` (the same gateway with no prices, so
+ * no charge to commit before the answer) is asked for by name: it tells what the charge's commit
+ * costs, interleaved with the real configuration in one run.
+ */
+export const DEFAULT_TARGETS: readonly TargetName[] = ['direct', 'lower-bound', 'tollgate', 'portkey'];
+
+/** Whether a target is a Tollgate process (and so takes the gateway's model name and key). */
+export function isTollgate(name: TargetName): boolean {
+  return name === 'tollgate' || name === 'tollgate-unpriced';
+}
 
 export interface Scenario {
   id: string;
