@@ -5,11 +5,11 @@
  *
  * Options: --duration S (per run, default 8), --reps N (default 3), --warm-up S (load on each
  * target before measuring, default 12), --targets a,b (subset of
- * direct,lower-bound,tollgate,tollgate-unpriced,portkey; all but tollgate-unpriced by default), --scenarios a,b, --soak [--minutes M] (memory over time
- * at 1,000 requests/s instead of the matrix, default 10 minutes), --instructions (main-thread
- * instructions per request under callgrind, lower bound against Tollgate: steady on a noisy
- * machine; --requests N, --warmup N; --scenarios stream-c32 for streamed requests), --out DIR
- * (default bench/results).
+ * direct,lower-bound,tollgate,tollgate-unpriced,portkey; all but tollgate-unpriced by default),
+ * --scenarios a,b, --soak [--minutes M] (memory over time at 1,000 requests/s instead of the
+ * matrix, default 10 minutes), --instructions (main-thread instructions per request under
+ * callgrind, lower bound against Tollgate: steady on a noisy machine; --requests N, --warmup N;
+ * --scenarios stream-c32 for streamed requests), --out DIR (default bench/results).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
