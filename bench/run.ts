@@ -17,7 +17,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { HAS_TASKSET, cpuSeconds, residentBytes, startServer, type Server } from './lib/processes.js';
+import { HAS_TASKSET, cpuSeconds, residentBytes, startServer, systemCalls, type Server } from './lib/processes.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { runFixedRate } from './lib/fixed-rate.js';
 import { ensurePortkey, PORTKEY_VERSION } from './lib/peer.js';
@@ -196,23 +196,27 @@ function body(scenario: Scenario, target: TargetName): string {
   });
 }
 
-type Sample = LoadResult & { cpuMicros: number; stealPct: number };
+type Sample = LoadResult & { cpuMicros: number; syscalls: number; stealPct: number };
 
 async function measure(target: Target, scenario: Scenario, seconds: number): Promise<Sample> {
   const pid = target.server.child.pid as number;
   const core = HAS_TASKSET ? SERVER_CORE : undefined;
   let ticks = coreTicks(core);
   let before = cpuSeconds(pid);
+  let callsBefore = systemCalls(pid);
   const spec = { url: target.url, headers: target.headers, body: body(scenario, target.name), connections: scenario.connections, durationSeconds: seconds };
   // A fixed-rate run warms its connections up first; CPU and steal count from the measured part.
   const onMeasuring = (): void => {
     ticks = coreTicks(core);
     before = cpuSeconds(pid);
+    callsBefore = systemCalls(pid);
   };
   const result = scenario.rate !== undefined ? await runFixedRate({ ...spec, rate: scenario.rate, onMeasuring }) : await runLoad(spec);
   const cpu = cpuSeconds(pid) - before;
+  const calls = systemCalls(pid) - callsBefore;
   const stealPct = stolenShare(ticks, coreTicks(core)) * 100;
-  return { ...result, cpuMicros: result.requests > 0 ? (cpu * 1e6) / result.requests : NaN, stealPct };
+  const perRequest = (total: number): number => (result.requests > 0 ? total / result.requests : NaN);
+  return { ...result, cpuMicros: perRequest(cpu * 1e6), syscalls: perRequest(calls), stealPct };
 }
 
 /**
@@ -252,7 +256,7 @@ async function matrix(): Promise<number> {
             errors += sample.errors + sample.non2xx;
             console.error(`bench: ${target.name} answered ${sample.non2xx} non-2xx and ${sample.errors} errors in ${scenario.id}`);
           }
-          console.log(`  ${scenario.id} rep ${rep + 1} ${target.name}: ${fmt(sample.rps)} req/s, p99 ${fmt(sample.p99, 2)} ms, ${fmt(sample.cpuMicros)} µs CPU/req, ${fmt(sample.stealPct, 1)}% stolen`);
+          console.log(`  ${scenario.id} rep ${rep + 1} ${target.name}: ${fmt(sample.rps)} req/s, p99 ${fmt(sample.p99, 2)} ms, ${fmt(sample.cpuMicros)} µs CPU/req, ${fmt(sample.syscalls, 1)} syscalls/req, ${fmt(sample.stealPct, 1)}% stolen`);
         }
       }
       for (const [target, list] of samples) {
@@ -264,6 +268,7 @@ async function matrix(): Promise<number> {
           p90: median(list.map((s) => s.p90)),
           p99: median(list.map((s) => s.p99)),
           cpuMicros: median(list.map((s) => s.cpuMicros)),
+          syscalls: median(list.map((s) => s.syscalls)),
           stealPct: median(list.map((s) => s.stealPct)),
           errors: list.reduce((sum, s) => sum + s.errors + s.non2xx, 0),
         });

@@ -84,6 +84,23 @@ export function residentBytes(pid: number): number {
   return match ? Number(match[1]) * 1024 : 0;
 }
 
+/**
+ * Read and write system calls the process has made, all threads together (`syscr` + `syscw` of
+ * /proc/PID/io: read, pread, readv, recv; write, pwrite, writev, send), or NaN where the kernel
+ * does not tell. Unlike CPU time it does not move with the machine's noise, so it shows what a
+ * server adds per request at the system level (SQLite's log writes, say) steadily between runs.
+ */
+export function systemCalls(pid: number): number {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    const read = /^syscr: (\d+)$/m.exec(io);
+    const write = /^syscw: (\d+)$/m.exec(io);
+    return read && write ? Number(read[1]) + Number(write[1]) : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
 /** Total CPU of a process and its descendants (Portkey is a node process under npx-like wrappers). */
 export function treeCpuSeconds(pid: number): number {
   let total = cpuSeconds(pid);
