@@ -30,6 +30,15 @@ import { HAS_CALLGRIND, countInstructions, type InstructionResult } from './lib/
 const ROOT = resolve(import.meta.dirname, '..');
 const BENCH_DIST = resolve(import.meta.dirname);
 const SERVER_CORE = 1;
+/**
+ * Node's flags for the servers under test: Tollgate's as `npm start` and the `tollgate` command
+ * pass them. V8's memory reducer, once a process has been quiet for some seconds, collects to
+ * shrink the heap, and the code it drops has to be optimised again when load returns: each target
+ * waits while the others are measured, so without the flag every measurement of Tollgate began
+ * with seconds of recompiling on its one core ("After a lull" in the README). The lower bound runs
+ * with the same flag, so that the comparison stays like for like.
+ */
+const SERVER_NODE_FLAGS = ['--no-memory-reducer'];
 const LOAD_CORE = 0;
 
 const USAGE = `usage: npm run bench -- [options]
@@ -160,13 +169,13 @@ async function startTargets(names: TargetName[], dir: string): Promise<{ mock: S
       targets.push({ name, server: mock, url: `${upstream}/v1/chat/completions`, headers: {} });
     } else if (name === 'lower-bound') {
       const port = await freePort();
-      const server = await startServer(name, port, [node, join(BENCH_DIST, 'servers', 'lower-bound.js'), String(port), upstream], { core: SERVER_CORE });
+      const server = await startServer(name, port, [node, ...SERVER_NODE_FLAGS, join(BENCH_DIST, 'servers', 'lower-bound.js'), String(port), upstream], { core: SERVER_CORE });
       targets.push({ name, server, url: `http://127.0.0.1:${port}/v1/chat/completions`, headers: {} });
     } else if (isTollgate(name)) {
       const port = await freePort();
       const key = generateKey();
       const config = tollgateConfig(dir, upstream, '', name, name === 'tollgate');
-      const server = await startServer(name, port, [node, join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)], {
+      const server = await startServer(name, port, [node, ...SERVER_NODE_FLAGS, join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)], {
         core: SERVER_CORE,
         env: { TOLLGATE_BENCH_KEY: key },
         cwd: dir,
@@ -376,7 +385,7 @@ async function instructionCount(): Promise<number> {
       const lowerPort = await freePort();
       console.log('bench: counting the lower bound\'s instructions under callgrind (a few minutes)');
       results.push(
-        await countInstructions({ ...common, name: 'lower-bound', command: [node, join(BENCH_DIST, 'servers', 'lower-bound.js'), String(lowerPort), upstream], port: lowerPort, headers: {}, body: body(scenario, 'lower-bound') }),
+        await countInstructions({ ...common, name: 'lower-bound', command: [node, ...SERVER_NODE_FLAGS, join(BENCH_DIST, 'servers', 'lower-bound.js'), String(lowerPort), upstream], port: lowerPort, headers: {}, body: body(scenario, 'lower-bound') }),
       );
     }
     if (names.includes('tollgate')) {
@@ -389,7 +398,7 @@ async function instructionCount(): Promise<number> {
         await countInstructions({
           ...common,
           name: 'tollgate',
-          command: [node, join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)],
+          command: [node, ...SERVER_NODE_FLAGS, join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)],
           env: { TOLLGATE_BENCH_KEY: key },
           cwd: dir,
           port,
