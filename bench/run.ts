@@ -36,9 +36,10 @@ const SERVER_CORE = 1;
  * shrink the heap, and the request path has to be optimised again when load returns: each target
  * waits while the others are measured, so without the flag every measurement of Tollgate began
  * with seconds of recompiling on its one core ("After a lull" in the README). Without the reducer
- * the old generation is only collected once it has grown several times over, so its growth is
- * bounded to half of what survived the last collection. The lower bound runs with the same flags,
- * so that the comparison stays like for like.
+ * V8 collects the old generation only once it has grown several times over (the soak's resident
+ * size rose 25%), hence the second flag: collect it once it has grown by half of what the last
+ * collection kept. The lower bound runs with the same flags, so that the comparison stays like for
+ * like.
  */
 const SERVER_NODE_FLAGS = ['--no-memory-reducer', '--heap-growing-percent=50'];
 const LOAD_CORE = 0;
