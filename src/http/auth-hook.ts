@@ -1,9 +1,11 @@
 /**
- * The preHandler that admits a /v1 request: authenticate the key, then check the SDK and the
- * endpoint against the tier and the key's scope. Endpoint names are the path after /v1 with
- * parameters left as written in the route (e.g. `chat/completions`, `models`).
+ * The hook that admits a /v1 request: authenticate the key, then check the SDK and the endpoint
+ * against the tier and the key's scope. Endpoint names are the path after /v1 with parameters left
+ * as written in the route (e.g. `chat/completions`, `models`). It runs before the body is read
+ * (preParsing): a caller without a valid key gets its 401 or 403, not a 400 or 413 about a body
+ * the gateway had no reason to read.
  */
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyReply, FastifyRequest, RequestPayload } from 'fastify';
 import { Authenticator, assertEndpointAllowed, assertSdkAllowed } from '../auth/authenticator.js';
 import type { Principal } from '../auth/principal.js';
 import { detectSdk } from '../auth/sdk.js';
@@ -23,7 +25,7 @@ function admitPrincipal(request: FastifyRequest, principal: Principal): void {
 
 /** Callback-style so that a cached key admits the request without a promise. */
 export function authHook(authenticator: Authenticator) {
-  return function admit(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  return function admit(request: FastifyRequest, _reply: FastifyReply, _payload: RequestPayload, done: (err?: Error | null) => void): void {
     try {
       const principal = authenticator.authenticate(header(request, 'authorization'));
       if (!(principal instanceof Promise)) {

@@ -166,7 +166,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   if (deps.metrics !== null) metricsRoutes(app, deps.metrics, deps.admin?.adminToken);
   app.register(
     (v1, _opts, done) => {
-      v1.addHook('preHandler', authHook(deps.authenticator));
+      v1.addHook('preParsing', authHook(deps.authenticator));
       modelRoutes(v1, deps.catalog, deps.limits, accessLog);
       chatRoutes(v1, { chat: deps.chat, logger, accessLog, work: deps.work, idempotency: deps.idempotency });
       const unaryDeps: UnaryRouteDeps = { service: deps.unary, accessLog, work: deps.work, idempotency: deps.idempotency, publicUrl: deps.publicUrl, uploads: deps.uploads };

@@ -74,6 +74,25 @@ describe('401 authentication_error', () => {
     expect((err as InstanceType<typeof OpenAI.AuthenticationError>).requestID).toMatch(/^req_/);
   });
 
+  it.each([
+    ['malformed JSON', 'application/json', '{'],
+    ['a content type the route does not take', 'text/plain', 'hello'],
+    ['a body over the size limit', 'application/json', JSON.stringify({ model: 'open-model', messages: [{ role: 'user', content: 'x'.repeat(5 * 1024 * 1024) }] })],
+  ])('checks the key before reading the body: %s without a key is 401, not 400 or 413', async (_what, contentType, payload) => {
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': contentType }, body: payload });
+    const { status, requestId, body: envelope } = await errorOf(res);
+    expect(status).toBe(401);
+    expect(requestId).toMatch(/^req_/);
+    expect(envelope.error).toMatchObject({ type: 'authentication_error', code: 'missing_api_key' });
+  });
+
+  it('still answers 400 for malformed JSON sent with a valid key', async () => {
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${gw.keys.main}` }, body: '{' });
+    const { status, body: envelope } = await errorOf(res);
+    expect(status).toBe(400);
+    expect(envelope.error.type).toBe('invalid_request_error');
+  });
+
   it('never echoes the presented key', async () => {
     const key = generateApiKey().key;
     const text = await (await post({ authorization: `Bearer ${key}` })).text();
