@@ -54,4 +54,22 @@ describe('Billing.settle', () => {
     await writer.close();
     expect(store.batches.flat().map((s) => [s.charge, s.usage?.status])).toEqual([[null, 502]]);
   });
+
+  it.each([
+    ['a fraction', 10.4, 20.6, 10, 21],
+    ['a negative count', -3, 7, 0, 7],
+    ['an overflow (1e400 parses as Infinity)', Infinity, 1, 2 ** 32, 1],
+    ['NaN', Number.NaN, 5, 0, 5],
+  ])('settles whole, bounded counts when an upstream reports %s', async (_what, prompt, completion, wantPrompt, wantCompletion) => {
+    const store = recordingStore();
+    const writer = new SettlementWriter(store as unknown as Store, createLogger('silent'));
+    const billing = new Billing(noCredits, writer);
+    await billing.settle(billed('odd'), null, { promptTokens: prompt, completionTokens: completion, charged: true, status: 200, provider: 'p', upstreamModel: 'u' });
+    const [committed] = store.batches[0] ?? [];
+    expect(committed?.usage).toMatchObject({ promptTokens: wantPrompt, completionTokens: wantCompletion });
+    const cost = committed?.usage?.costMicros ?? Number.NaN;
+    expect(Number.isSafeInteger(cost)).toBe(true);
+    expect(committed?.charge?.amountMicros).toBe(-cost);
+    await writer.close();
+  });
 });

@@ -59,6 +59,23 @@ export function outcomeOf(servedBy: ServedRoute, fields: Omit<BillingOutcome, 'p
   };
 }
 
+/**
+ * Counts come from upstreams. One that reports 10.5, -3 or 1e400 tokens must not put a value in a
+ * settlement that the database refuses: PostgreSQL rejects a fraction or an out-of-range number in
+ * a bigint column, and a commit that fails is retried ahead of every charge queued behind it.
+ * Counts are whole, at least 0, and at most MAX_COUNT (far above any context window).
+ */
+const MAX_COUNT = 2 ** 32;
+
+function tokenCount(n: number): number {
+  return n > 0 ? Math.min(Math.round(n), MAX_COUNT) : 0;
+}
+
+/** Units (seconds of audio or video, images) may be fractional; they only ever enter the cost. */
+function unitCount(n: number): number {
+  return n > 0 ? Math.min(n, MAX_COUNT) : 0;
+}
+
 export class Billing {
   /** Told of every charge, for metrics. */
   onCharge: (model: string, micros: number) => void = () => undefined;
@@ -90,7 +107,9 @@ export class Billing {
   }
 
   private queue(request: BilledRequest, hold: CreditHold | null, outcome: BillingOutcome, now: boolean): Promise<void> {
-    const cost = outcome.charged ? costMicros(request.price, request.modality, outcome.promptTokens, outcome.completionTokens, outcome.units ?? 0) : 0;
+    const promptTokens = outcome.charged ? tokenCount(outcome.promptTokens) : 0;
+    const completionTokens = outcome.charged ? tokenCount(outcome.completionTokens) : 0;
+    const cost = outcome.charged ? costMicros(request.price, request.modality, promptTokens, completionTokens, unitCount(outcome.units ?? 0)) : 0;
     hold?.end(cost);
     if (cost > 0) this.onCharge(request.model, cost);
     const endedAt = Date.now();
@@ -102,8 +121,8 @@ export class Billing {
       provider: outcome.provider,
       upstreamModel: outcome.upstreamModel,
       modality: request.modality,
-      promptTokens: outcome.charged ? outcome.promptTokens : 0,
-      completionTokens: outcome.charged ? outcome.completionTokens : 0,
+      promptTokens,
+      completionTokens,
       costMicros: cost,
       status: outcome.status,
       latencyMs: endedAt - request.startedAt,
