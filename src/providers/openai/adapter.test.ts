@@ -280,6 +280,30 @@ describe('OpenAI adapter: streaming', () => {
     }
   });
 
+  it('relays an event sent on several data lines as one line of the same JSON', async () => {
+    const server = await rawServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(
+        'data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",\n' +
+          'data: "choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}],\n' +
+          'data: "usage":{"prompt_tokens":3,"completion_tokens":1}}\n\ndata: [DONE]\n\n',
+      );
+    });
+    const raw = createOpenAIAdapter(providerConfig(server.url), { connectTimeoutMs: 2_000 });
+    try {
+      const stream = await raw.chatStream(chatCall({ stream: true }));
+      const pieces = await collect(stream);
+      expect(pieces).toHaveLength(1);
+      const data = pieces[0]?.data ?? '';
+      expect(data).not.toContain('\n');
+      expect(JSON.parse(data)).toMatchObject({ choices: [{ delta: { content: 'hi' } }] });
+      expect(stream.usage).toEqual({ prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 });
+    } finally {
+      await raw.close();
+      await server.close();
+    }
+  });
+
   it('gives the connection back to the pool after [DONE] even if the body ends later', async () => {
     const server = await rawServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -54,6 +54,13 @@ describe('SseScanner', () => {
     expect(scan(['data: one\ndata:two\ndata\n\n']).events).toEqual([{ name: undefined, data: 'one\ntwo\n' }]);
   });
 
+  it('tells which events were joined from several data lines', () => {
+    const scanner = new SseScanner();
+    scanner.feed('data: a\ndata: b\n\ndata: c\n\n');
+    expect(scanner.count).toBe(2);
+    expect([scanner.joined[0], scanner.joined[1]]).toEqual([true, false]);
+  });
+
   it('ignores id, retry, unknown fields and blank lines with no data', () => {
     expect(scan(['id: 7\nretry: 100\nfoo: bar\n\n\n\ndatax: no\n\ndata: yes\n\n']).events).toEqual([{ name: undefined, data: 'yes' }]);
   });

@@ -22,6 +22,8 @@ export class SseScanner {
   readonly data: string[] = [];
   /** The `event:` field of each completed event, or undefined for the default event. */
   readonly names: Array<string | undefined> = [];
+  /** Whether each completed event's data was joined from several `data:` lines (so holds LFs). */
+  readonly joined: boolean[] = [];
 
   private filled = 0;
   /** A byte-order mark may open the stream, and is not part of the first line. */
@@ -32,6 +34,7 @@ export class SseScanner {
   private afterCr = false;
   private pendingData: string | undefined;
   private pendingName: string | undefined;
+  private pendingJoined = false;
 
   /** Scans the next piece of decoded text; completed events land in `data` and `names`. */
   feed(text: string): void {
@@ -78,6 +81,7 @@ export class SseScanner {
     const data = this.pendingData;
     this.pendingData = undefined;
     this.pendingName = undefined;
+    this.pendingJoined = false;
     return data;
   }
 
@@ -104,7 +108,12 @@ export class SseScanner {
   }
 
   private appendData(value: string): void {
-    this.pendingData = this.pendingData === undefined ? value : `${this.pendingData}\n${value}`;
+    if (this.pendingData === undefined) {
+      this.pendingData = value;
+    } else {
+      this.pendingData = `${this.pendingData}\n${value}`;
+      this.pendingJoined = true;
+    }
   }
 
   private dispatch(): void {
@@ -112,10 +121,12 @@ export class SseScanner {
     if (data !== undefined) {
       this.data[this.filled] = data;
       this.names[this.filled] = this.pendingName;
+      this.joined[this.filled] = this.pendingJoined;
       this.filled++;
     }
     this.pendingData = undefined;
     this.pendingName = undefined;
+    this.pendingJoined = false;
   }
 }
 

@@ -22,6 +22,16 @@ export interface StreamContext {
 }
 
 const DONE = Symbol('done');
+
+/**
+ * An event whose JSON came on several `data:` lines holds LFs where the lines were joined, and is
+ * relayed as one `data:` line: with the LFs in it, the caller's SSE parser would read the second
+ * line as a field of its own and the SDK would fail to parse the first. Between JSON tokens a
+ * line end is whitespace, so a space keeps the JSON the same.
+ */
+function oneLine(data: string): string {
+  return data.replaceAll('\n', ' ');
+}
 const SKIP = Symbol('skip');
 
 export class OpenAIChatStream implements ChatStream {
@@ -58,12 +68,14 @@ export class OpenAIChatStream implements ChatStream {
         scanner.feed(decoder.write(chunk));
         const events = scanner.data;
         const names = scanner.names;
+        const joined = scanner.joined;
         const batch: StreamPiece[] = [];
         let failure: Error | undefined;
         for (let i = 0, count = scanner.count; i < count; i++) {
           let piece: StreamPiece | typeof DONE | typeof SKIP;
           try {
-            piece = this.piece(events[i] as string, names[i]);
+            const data = events[i] as string;
+            piece = this.piece(joined[i] === true ? oneLine(data) : data, names[i]);
           } catch (err) {
             // What came before the error in this read is still delivered, then the error.
             failure = err instanceof Error ? err : new Error(String(err));
