@@ -225,19 +225,26 @@ export class SqlStore implements Store {
           )
           .execute();
       }
-      if (charges.length > 0) {
-        // Only the entries actually inserted move balances: a charge sent twice is charged once.
-        const inserted = await trx
-          .insertInto('ledger_entries')
-          .values(charges)
-          .onConflict((oc) => oc.columns(['request_id', 'kind']).doNothing())
-          .returning(['account_id', 'amount_micros'])
+      // Only the entries actually inserted move balances: a charge sent twice is charged once.
+      const inserted =
+        charges.length === 0
+          ? []
+          : await trx.insertInto('ledger_entries').values(charges).onConflict((oc) => oc.columns(['request_id', 'kind']).doNothing()).returning(['account_id', 'amount_micros']).execute();
+      const released = releases.length === 0 ? [] : await trx.deleteFrom('credit_reservations').where('request_id', 'in', releases).returning(['account_id', 'amount_micros']).execute();
+      const charged = perAccount(inserted);
+      const freed = perAccount(released);
+      // One update per account, in the order of their ids: two instances committing batches that
+      // touch the same accounts lock them in the same order, so they wait for each other instead
+      // of deadlocking (PostgreSQL then aborts one, and its commits stall while it retries).
+      for (const accountId of [...new Set([...charged.keys(), ...freed.keys()])].sort()) {
+        const charge = charged.get(accountId) ?? 0;
+        const free = freed.get(accountId) ?? 0;
+        await trx
+          .updateTable('accounts')
+          .set((eb) => ({ balance_micros: eb('balance_micros', '+', charge), reserved_micros: eb('reserved_micros', '-', free) }))
+          .where('id', '=', accountId)
           .execute();
-        for (const [accountId, sum] of perAccount(inserted)) {
-          await trx.updateTable('accounts').set((eb) => ({ balance_micros: eb('balance_micros', '+', sum) })).where('id', '=', accountId).execute();
-        }
       }
-      if (releases.length > 0) await this.release(trx, releases);
       if (usage.length > 0) {
         await trx
           .insertInto('usage_records')
