@@ -4,6 +4,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import { longestBudgetMs } from '../config/longest-budget.js';
 import type { Store } from '../storage/types.js';
 import { Billing } from './billing.js';
 import { MemoryCreditGate } from './memory-credits.js';
@@ -41,9 +42,4 @@ export function openBilling(config: Config, store: Store, logger: Logger): Opene
       await credits.close();
     },
   };
-}
-
-/** The longest a request may run: the default budget or a model's own, whichever is longer. */
-function longestBudgetMs(config: Config): number {
-  return Math.max(config.generation.budget_ms, ...config.models.map((m) => m.budget_ms ?? 0));
 }

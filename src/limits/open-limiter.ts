@@ -1,6 +1,7 @@
 /** Builds the configured rate limiter: memory for one instance, Redis for several. */
 import type { Logger } from 'pino';
 import type { Config } from '../config/schema.js';
+import { longestBudgetMs } from '../config/longest-budget.js';
 import { RedisConnection } from '../storage/redis/redis-connection.js';
 import { MemoryLimiter } from './memory-limiter.js';
 import { RedisLimiter } from './redis/redis-limiter.js';
@@ -31,7 +32,7 @@ export async function openLimiter(config: Config, logger: Logger, clock: () => n
   );
   const shared = new RedisLimiter(connection, {
     keyPrefix: redisConfig.key_prefix,
-    inFlightTtlMs: config.generation.budget_ms + IN_FLIGHT_MARGIN_MS,
+    inFlightTtlMs: longestBudgetMs(config) + IN_FLIGHT_MARGIN_MS,
   });
   const limiter = new SharedLimiter(connection, shared, new MemoryLimiter(clock), policy);
   return {
