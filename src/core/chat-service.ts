@@ -200,6 +200,7 @@ export class ChatService {
           tally.transcript?.push(frames);
           yield frames;
         }
+        deadlines.awaitingUpstream();
       }
       tally.completed = true;
       // Committed before the stream's end reaches the client.

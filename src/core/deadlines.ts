@@ -38,6 +38,13 @@ export class CallDeadlines {
   private attempt: Cancellation | undefined;
   /** Whether the attempt's timer is the budget's (it ends first) rather than the upstream's. */
   private timerIsBudget = false;
+  /**
+   * While streaming: a chunk is being relayed and the next one not yet asked for, so the time
+   * passing is the gateway's or the caller's (a client slow to read holds the relay back), not
+   * the upstream's silence. The idle timer does not fire then; it starts over when the next chunk
+   * is asked for.
+   */
+  private relaying = false;
 
   constructor(
     private readonly request: Cancellation,
@@ -62,20 +69,32 @@ export class CallDeadlines {
   streamStarted(): void {
     clearTimeout(this.timer);
     this.budget = setTimeout(() => this.request.abort(this.budgetError()), Math.max(1, this.budgetLeft()));
-    this.timer = setTimeout(
-      () => this.attempt?.abort(new GatewayError('upstream_timeout', `The upstream provider did not send the next chunk within ${this.settings.idleTimeoutMs} ms.`)),
-      this.settings.idleTimeoutMs,
-    );
+    // The first chunk is in hand: it is being relayed until the next one is asked for.
+    this.relaying = true;
+    this.timer = setTimeout(() => this.idle(), this.settings.idleTimeoutMs);
   }
 
-  /** A stream chunk arrived. */
+  /** A stream chunk arrived: until the next one is asked for, the upstream is not waited on. */
   progress(): void {
-    if (this.budget !== undefined) this.timer?.refresh();
+    this.relaying = true;
+  }
+
+  /** The next stream chunk is asked for: the upstream's silence counts from now. */
+  awaitingUpstream(): void {
+    if (this.budget === undefined) return;
+    this.relaying = false;
+    // Also re-arms a timer that fired while the chunk was being relayed.
+    this.timer?.refresh();
   }
 
   clear(): void {
     clearTimeout(this.timer);
     clearTimeout(this.budget);
+  }
+
+  private idle(): void {
+    if (this.relaying) return;
+    this.attempt?.abort(new GatewayError('upstream_timeout', `The upstream provider did not send the next chunk within ${this.settings.idleTimeoutMs} ms.`));
   }
 
   private budgetLeft(): number {
