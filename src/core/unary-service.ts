@@ -177,6 +177,9 @@ export class UnaryService {
           apiKeyId: principal.key.id,
           assetUrl: ctx.assetUrl,
         }),
+        // Held: a streamed body (speech) stays under the request's deadlines and cancellation
+        // until it has been relayed, not only until the upstream's headers.
+        true,
       );
     } catch (err) {
       admission.settle(failedSettlement(err));
@@ -188,11 +191,13 @@ export class UnaryService {
       if (record !== null) await settled;
       throw error;
     }
-    const { result, servedBy, upstreamMs } = answered;
+    const { result, servedBy, upstreamMs, release } = answered;
     const counted = { servedBy, upstreamMs, promptTokens: result.promptTokens, completionTokens: result.completionTokens };
     if (typeof result.body === 'object' && !Buffer.isBuffer(result.body)) {
-      const relay = relayStream(result.body, ctx.idempotency !== undefined);
+      deadlines.streamStarted();
+      const relay = relayStream(result.body, ctx.idempotency !== undefined, deadlines);
       const done = relay.ended.then(async ({ bytes, head, kept, failure }) => {
+        release();
         admission.settle({ tokens: result.promptTokens + result.completionTokens, failed: failure !== null && bytes === 0 });
         // Only a whole body is worth replaying; a cut one leaves the key free for a resend.
         const record = failure === null && kept !== null ? (ctx.idempotency?.recordFor(200, { 'content-type': result.contentType }, kept) ?? null) : null;
@@ -201,6 +206,7 @@ export class UnaryService {
       });
       return { body: relay.chunks, done, abandon: relay.abandon, contentType: result.contentType, headers: admission.headers, ...counted };
     }
+    release();
     admission.settle({ tokens: result.promptTokens + result.completionTokens, failed: false });
     const record = ctx.idempotency?.recordFor(200, { 'content-type': result.contentType }, result.body) ?? null;
     // The charge is committed before the answer goes out: a client that has it was charged.
@@ -221,7 +227,7 @@ interface RelayEnd {
  * Passes a streamed body through while counting it; `ended` resolves when the caller's iteration
  * stops, whether at the end, on an upstream fault, or because the caller went away.
  */
-function relayStream(body: StreamedBody, keep: boolean): { chunks: AsyncIterable<Uint8Array>; ended: Promise<RelayEnd>; abandon: () => void } {
+function relayStream(body: StreamedBody, keep: boolean, deadlines: CallDeadlines): { chunks: AsyncIterable<Uint8Array>; ended: Promise<RelayEnd>; abandon: () => void } {
   let end!: (value: RelayEnd) => void;
   const ended = new Promise<RelayEnd>((resolve) => (end = resolve));
   let started = false;
@@ -242,6 +248,7 @@ function relayStream(body: StreamedBody, keep: boolean): { chunks: AsyncIterable
     let failure: unknown = new Error('the caller stopped reading');
     try {
       for await (const chunk of body.chunks) {
+        deadlines.progress();
         bytes += chunk.length;
         if (headBytes < HEAD_BYTES) {
           head.push(Buffer.from(chunk.subarray(0, HEAD_BYTES - headBytes)));
@@ -249,6 +256,7 @@ function relayStream(body: StreamedBody, keep: boolean): { chunks: AsyncIterable
         }
         kept?.push(Buffer.from(chunk));
         yield chunk;
+        deadlines.awaitingUpstream();
       }
       failure = null;
     } catch (err) {

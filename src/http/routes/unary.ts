@@ -123,6 +123,15 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
     } else {
       // Streamed: the handler stays until the body ended and its charge is committed, so that the
       // drain waits for it and an Idempotency-Key claim is not given back before its record.
+      if (reply.raw.destroyed) {
+        // The caller left while the upstream was answering: its 'close' has passed, and a body
+        // sent now would never be read, so the relay would never end. Nothing was relayed.
+        outcome.abandon();
+        await outcome.done;
+        reply.hijack();
+        deps.accessLog(reply, 200, 'client_closed');
+        return reply;
+      }
       reply.raw.once('close', outcome.abandon);
       reply.send(Readable.from(outcome.body, { objectMode: false }));
       await outcome.done;

@@ -1,0 +1,92 @@
+/**
+ * A speech body is relayed under the request's deadlines: an upstream that stops in the middle of
+ * the audio, or a caller that leaves before it starts, must not hold the key's in-flight slot (nor
+ * its credit hold) after the request is over.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type RunningGateway } from '../support/gateway-harness.js';
+
+let upstream: Server;
+let gw: RunningGateway;
+
+beforeAll(async () => {
+  // Speaks OpenAI's speech wire format: `stall` sends the audio's first bytes and then nothing more;
+  // `slow` answers only after 600 ms, then in full.
+  upstream = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      const { model } = JSON.parse(body) as { model: string };
+      if (model === 'stall') {
+        res.writeHead(200, { 'content-type': 'audio/mpeg' });
+        res.write(Buffer.alloc(2048, 1));
+        return;
+      }
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'audio/mpeg' });
+        res.end(Buffer.alloc(4096, 2));
+      }, 600);
+    });
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+  const tts = (id: string) => ({ id, capabilities: ['speech'], context_window: 4096, price: { per_audio_second: 0.01 }, routes: [{ provider: 'up', model: id }] });
+  gw = await startGateway({
+    accounts: { acct: 'one-at-a-time' },
+    keys: { main: { account: 'acct' } },
+    config: {
+      providers: [{ id: 'up', kind: 'openai', base_url: base, api_key: 'sk-upstream' }],
+      models: [tts('stall'), tts('slow')],
+      upstream: { idle_timeout_ms: 300 },
+      generation: { budget_ms: 5_000 },
+      tiers: { 'one-at-a-time': { models: ['*'], endpoints: ['*'], limits: { max_in_flight: 1 } } },
+    },
+  });
+});
+
+afterAll(async () => {
+  await gw?.close();
+  upstream.closeAllConnections();
+  await new Promise((resolve) => upstream.close(resolve));
+});
+
+const speech = (model: string, signal?: AbortSignal) =>
+  fetch(`${gw.baseURL}/audio/speech`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model, voice: 'alloy', input: 'hello' }),
+    signal,
+  });
+
+/** Polls until the key's one in-flight slot is free again: a request is admitted. */
+async function slotFreed(): Promise<boolean> {
+  for (let i = 0; i < 40; i++) {
+    const res = await speech('slow');
+    await res.arrayBuffer().catch(() => undefined);
+    if (res.status === 200) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+describe('a streamed speech body under the deadlines', () => {
+  it('ends a body whose upstream stops sending, after the idle timeout, and frees the slot', async () => {
+    const started = Date.now();
+    const res = await speech('stall');
+    expect(res.status).toBe(200);
+    // The body is cut: the relay ends with an error instead of waiting for ever.
+    await expect(res.arrayBuffer()).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(4_000);
+    expect(await slotFreed()).toBe(true);
+  });
+
+  it('frees the slot when the caller leaves before the upstream answers', async () => {
+    const leaving = new AbortController();
+    const pending = speech('slow', leaving.signal).catch((err: unknown) => err);
+    setTimeout(() => leaving.abort(), 200);
+    expect(await pending).toBeInstanceOf(Error);
+    expect(await slotFreed()).toBe(true);
+  });
+});
