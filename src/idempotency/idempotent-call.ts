@@ -10,11 +10,14 @@ import type { IdempotencyRecord } from '../storage/types.js';
 import type { IdempotencyClaims } from './claims.js';
 
 /**
- * Outcomes a resend should not get back, but run again: limits and upstream trouble are
- * transient, and a resend may reach another provider (spec 1). Everything else, once execution
- * began, is the request's outcome, 4xx and 500 included (as Stripe does).
+ * Outcomes a resend should not get back, but run again: the statuses the specification calls
+ * retryable (429, 500, 502, 503, 504) and 408, whose remedy is to retry. They are answered with
+ * `x-should-retry: true`, and resending the same key is the accepted way to retry (spec 4), so a
+ * recorded one would send the client round to the same failure for the key's lifetime; a resend
+ * may also reach another provider. Everything else, once execution began, is the request's
+ * outcome, 4xx included (as Stripe does).
  */
-const NOT_RECORDED = new Set([429, 502, 503, 504]);
+const NOT_RECORDED = new Set([408, 429, 500, 502, 503, 504]);
 
 /**
  * Refusals the gateway makes before anything reaches a provider, even when an adapter makes them

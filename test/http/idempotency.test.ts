@@ -31,7 +31,7 @@ const BASE_CONFIG = {
     { id: 'slow', kind: 'mock', mock: { latency_ms: 400, chunk_delay_ms: 40 } },
     { id: 'broken', kind: 'mock', mock: { fail_status: 500 } },
     { id: 'picky', kind: 'mock', mock: { fail_status: 400, fail_message: 'bad field', faulty_requests: 1 } },
-    { id: 'crashy', kind: 'mock', mock: { crash: true } },
+    { id: 'crashy', kind: 'mock', mock: { crash: true, faulty_requests: 1 } },
     // Never reached: the adapter refuses what it cannot translate before sending anything.
     { id: 'claude', kind: 'anthropic', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-ant-unused' },
   ],
@@ -302,16 +302,28 @@ describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
     expect(resent.headers.get('x-should-retry')).toBe('false');
   });
 
-  it('replays a recorded error as not worth retrying: the same key can only get it again', async () => {
+  it('does not record a 500: it says retry, and the resend with the same key runs again', async () => {
     const key = newKey();
     const crashed = await post(gw, chatBody('crashy-chat'), { 'idempotency-key': key });
     expect(crashed.status).toBe(500);
     expect(crashed.headers.get('x-should-retry')).toBe('true');
-    const replay = await post(gw, chatBody('crashy-chat'), { 'idempotency-key': key });
-    expect(replay.status).toBe(500);
-    expect(isReplay(replay)).toBe(true);
-    expect(replay.text).toBe(crashed.text);
-    expect(replay.headers.get('x-should-retry')).toBe('false');
+    const retried = await post(gw, chatBody('crashy-chat'), { 'idempotency-key': key });
+    expect(retried.status).toBe(200);
+    expect(isReplay(retried)).toBe(false);
+    const again = await post(gw, chatBody('crashy-chat'), { 'idempotency-key': key });
+    expect(isReplay(again)).toBe(true);
+    expect(again.text).toBe(retried.text);
+  });
+
+  it('does not record a 408: the resend with the same key, given more time, runs and succeeds', async () => {
+    const key = newKey();
+    const body = chatBody('slow-chat');
+    const timedOut = await post(gw, body, { 'idempotency-key': key, 'x-generation-budget-ms': '100' });
+    expect(timedOut.status).toBe(408);
+    expect(timedOut.headers.get('x-should-retry')).toBe('true');
+    const retried = await post(gw, body, { 'idempotency-key': key });
+    expect(retried.status).toBe(200);
+    expect(isReplay(retried)).toBe(false);
   });
 
   it('does not bind a key to a request an adapter refused before sending it upstream', async () => {
