@@ -1,6 +1,7 @@
 /** One log line per request, with its id, caller (by public key id), route and token usage. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessLogWriter } from '../logging/logger.js';
+import { elapsedMs } from './request-timing.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { STATUS_TABLE, type ErrorStatus } from '../errors/status-table.js';
 
@@ -9,7 +10,7 @@ export type AccessLog = (reply: FastifyReply, status: number, streamEnd?: string
 
 /** The access line and the request metrics, both written where each response is sent. */
 export function accessLogFor(writer: AccessLogWriter | null, metrics: GatewayMetrics | null = null): AccessLog {
-  const log: AccessLog = writer === null ? () => undefined : (reply, status, streamEnd) => writer.write(recordOf(reply.request, status, Math.round(reply.elapsedTime * 100) / 100, streamEnd));
+  const log: AccessLog = writer === null ? () => undefined : (reply, status, streamEnd) => writer.write(recordOf(reply.request, status, Math.round(elapsedMs(reply.request, reply.elapsedTime) * 100) / 100, streamEnd));
   if (metrics === null) return log;
   return (reply, status, streamEnd) => {
     log(reply, status, streamEnd);

@@ -13,6 +13,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { GatewayError, envelopeJson, errorHeaders } from '../errors/index.js';
 import { newRequestId } from './request-id.js';
+import { stampArrival } from './request-timing.js';
 
 /** The event-loop monitor's sampling timer (ms); its own period is taken off what it measures. */
 const RESOLUTION_MS = 10;
@@ -112,6 +113,7 @@ export class LoadShedder {
   /** Wraps a request listener: refused requests never reach it. */
   listener(handler: RequestListener): RequestListener {
     return (req, res) => {
+      stampArrival(req);
       if (isProbe(req.url)) return handler(req, res);
       if (this.refusing || this.inFlightCount >= this.maxInFlight) return this.refuse(req, res);
       this.inFlightCount++;

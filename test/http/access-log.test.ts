@@ -38,4 +38,32 @@ describe('access log', () => {
     expect(lines[2]).toMatchObject({ status: 404, path: '/nowhere' });
     expect(text).not.toContain(key.slice(-40));
   });
+
+  it('times each request from its arrival: a 300 ms upstream shows as at least 300 ms', async () => {
+    const { key } = generateApiKey();
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const config = validateConfig(
+      {
+        storage: { url: 'sqlite://:memory:' },
+        log: { level: 'info', requests: true },
+        providers: [{ id: 'slow', kind: 'mock', mock: { latency_ms: 300 } }],
+        models: [{ ...MOCK_MODEL, routes: [{ provider: 'slow', model: 'm' }] }],
+        tiers: { t: {} },
+        accounts: [{ id: 'acct', tier: 't', keys: [{ key }] }],
+      },
+      'test',
+    );
+    const gateway = await createGateway(config, createLogger('silent'), { accessLogStream: out });
+    const { url } = await gateway.listen(0, '127.0.0.1');
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const body = (stream: boolean) => JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'hi' }], stream });
+    await (await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers, body: body(false) })).text();
+    await (await fetch(`${url}/v1/chat/completions`, { method: 'POST', headers, body: body(true) })).text();
+    await gateway.close();
+    const lines = text.trim().split('\n').map((l) => JSON.parse(l) as { ms: number });
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line.ms).toBeGreaterThanOrEqual(300);
+  });
 });

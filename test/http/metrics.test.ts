@@ -67,6 +67,8 @@ describe('GET /metrics', () => {
     expect(valueOf(text, 'tollgate_requests_total{model="m",route="",status="429",error_type="rate_limit_error"}')).toBe(1);
     expect(valueOf(text, 'tollgate_rate_limit_rejections_total{code="requests_per_minute_exceeded"}')).toBe(1);
     expect(valueOf(text, 'tollgate_gateway_overhead_seconds_count')).toBe(3);
+    // Measured from each request's arrival: what the gateway adds can never be negative.
+    expect(valueOf(text, 'tollgate_gateway_overhead_seconds_sum')).toBeGreaterThanOrEqual(0);
     expect(valueOf(text, 'tollgate_upstream_first_byte_seconds_count{route="mock/u"}')).toBe(3);
     expect(valueOf(text, 'tollgate_upstream_first_token_seconds_count{route="mock/u"}')).toBe(1);
     expect(valueOf(text, 'tollgate_route_circuit_state{route="mock/u"}')).toBe(0);

@@ -13,6 +13,7 @@ import type { InFlightWork } from '../in-flight-work.js';
 import { REPLAYED, guardIdempotent, type IdempotencyGuardDeps } from '../idempotency-guard.js';
 import type { IdempotentCall } from '../../idempotency/idempotent-call.js';
 import { IDEMPOTENCY_HEADER } from '../../idempotency/idempotency-key.js';
+import { elapsedMs } from '../request-timing.js';
 
 export interface ChatRouteDeps {
   readonly chat: ChatService;
@@ -78,7 +79,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
       audit.promptTokens = outcome.usage?.prompt_tokens;
       audit.completionTokens = outcome.usage?.completion_tokens;
       audit.upstreamFirstByteMs = outcome.upstreamMs;
-      audit.overheadMs = reply.elapsedTime - outcome.upstreamMs;
+      audit.overheadMs = elapsedMs(request, reply.elapsedTime) - outcome.upstreamMs;
       reply.headers(outcome.headers).header('x-request-id', request.id).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
       accessLog(reply, 200);
       return reply;
@@ -89,7 +90,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
     let completed = false;
     audit.upstreamFirstByteMs = outcome.upstreamHeadersMs;
     audit.upstreamFirstTokenMs = outcome.upstreamMs;
-    audit.overheadMs = reply.elapsedTime - outcome.upstreamMs;
+    audit.overheadMs = elapsedMs(request, reply.elapsedTime) - outcome.upstreamMs;
     try {
       // The id first: a property added after a spread misses V8's inline caches (see billing/outcomeOf).
       res.writeHead(200, { 'x-request-id': request.id, ...SSE_HEADERS, ...outcome.headers });

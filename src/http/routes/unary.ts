@@ -24,6 +24,7 @@ import { REPLAYED, guardIdempotent, type IdempotencyGuardDeps } from '../idempot
 import type { InFlightWork } from '../in-flight-work.js';
 import { auditOf } from '../request-state.js';
 import { assetUrlFor } from '../public-url.js';
+import { elapsedMs } from '../request-timing.js';
 
 export interface UnaryRouteDeps {
   readonly service: UnaryService;
@@ -116,7 +117,7 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
     audit.promptTokens = outcome.promptTokens;
     audit.completionTokens = outcome.completionTokens;
     audit.upstreamFirstByteMs = outcome.upstreamMs;
-    audit.overheadMs = reply.elapsedTime - outcome.upstreamMs;
+    audit.overheadMs = elapsedMs(request, reply.elapsedTime) - outcome.upstreamMs;
     reply.headers(outcome.headers).header('x-request-id', request.id).header('content-type', outcome.contentType);
     if (typeof outcome.body === 'string' || Buffer.isBuffer(outcome.body)) {
       reply.send(outcome.body);
