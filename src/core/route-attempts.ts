@@ -3,8 +3,9 @@
  * until one answers or a failure is not the route's (an upstream 400, the gateway's own fault, a
  * caller gone, a budget spent). Every attempt tells its route's health how it went.
  */
-import { toGatewayError } from '../errors/index.js';
+import { GatewayError, toGatewayError } from '../errors/index.js';
 import type { RoutePlan, RouteTarget } from '../routing/router.js';
+import type { RouteHealth } from '../routing/route-health.js';
 import { isRouteFault, noteRouteFault } from '../routing/failover.js';
 import type { Cancellation, CancelSignal } from '../util/cancellation.js';
 import { AttemptCancellation, type CallDeadlines } from './deadlines.js';
@@ -86,7 +87,18 @@ export async function callRoutes<T>(
       }
       deadlines.clear();
       if (error.status === 502 || error.status === 503 || error.status === 504) routes.remember();
-      throw error;
+      throw withinCoolDown(error, route.health);
     }
   }
+}
+
+/**
+ * An upstream's Retry-After is relayed no longer than the route's own cool-down: the official SDK
+ * sleeps for whatever it is told (an hour for `Retry-After: 3600`), while the gateway itself tries
+ * the route again, or another one, much sooner.
+ */
+function withinCoolDown(error: GatewayError, health: RouteHealth): GatewayError {
+  const cap = health.maxRetryAfterSeconds;
+  if (error.retryAfterSeconds === undefined || error.retryAfterSeconds <= cap) return error;
+  return new GatewayError(error.code, error.message, { param: error.param, retryAfterSeconds: cap, shouldRetry: error.shouldRetry, headers: error.headers, cause: error });
 }

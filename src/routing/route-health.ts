@@ -97,6 +97,11 @@ export class RouteHealth {
     if (this.state === 'half_open' || this.consecutive >= s.consecutiveFailures || rateTripped) this.open();
   }
 
+  /** The longest wait an upstream's Retry-After may impose here, in seconds. */
+  get maxRetryAfterSeconds(): number {
+    return this.settings.maxRetryAfterMs / 1000;
+  }
+
   /** The provider asked for a pause (429 or 503 with Retry-After): no request goes there until it ends. */
   coolDown(seconds: number): void {
     const until = this.clock() + Math.min(seconds * 1000, this.settings.maxRetryAfterMs);

@@ -82,6 +82,36 @@ describe('upstream faults before the answer starts', () => {
     expect(res.headers.get('retry-after-ms')).toBe('7000');
   });
 
+  it("relays an upstream's long Retry-After no longer than the route's cool-down cap", async () => {
+    const capped = await startGateway({
+      config: {
+        providers: [{ id: 'busy', kind: 'mock', mock: { fail_status: 429, retry_after_seconds: 3600 } }],
+        models: [{ id: 'm-busy', capabilities: ['chat'], context_window: 4096, routes: [{ provider: 'busy', model: 'u' }] }],
+        routing: { circuit_breaker: { max_retry_after_ms: 30_000 } },
+      },
+    });
+    try {
+      const res = await fetch(`${capped.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${capped.keys.main}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm-busy', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      const { status, body } = await errorOf(res);
+      expect([status, body.error.code]).toEqual([503, 'upstream_unavailable']);
+      expect(res.headers.get('retry-after')).toBe('30');
+      expect(res.headers.get('retry-after-ms')).toBe('30000');
+      // The cooled-down route tells the same: it comes back within the cap.
+      const next = await fetch(`${capped.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${capped.keys.main}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm-busy', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      expect(Number(next.headers.get('retry-after'))).toBeLessThanOrEqual(30);
+    } finally {
+      await capped.close();
+    }
+  });
+
   it('answers 408 when the generation budget runs out before the upstream answers', async () => {
     const budgetGw = await startGateway({
       config: {
