@@ -133,7 +133,9 @@ describe('translation and faults through real wire formats', () => {
       body: JSON.stringify({ model: 'claude-test', messages: [{ role: 'user', content: 'x' }] }),
     });
     expect(res.status).toBe(503);
-    expect(res.headers.get('retry-after')).toBe('4');
+    // Relayed at most as long as the route's own cool-down cap, 1 ms in this file: the minimum, 1 s.
+    // (The adapter's reading of the 4 is checked in its own tests.)
+    expect(res.headers.get('retry-after')).toBe('1');
     expect(((await res.json()) as { error: { type: string } }).error.type).toBe('service_unavailable');
   });
 
