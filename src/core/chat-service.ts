@@ -143,14 +143,15 @@ export class ChatService {
         const headersMs = performance.now() - started;
         const iterator = upstream[Symbol.asyncIterator]();
         return { upstream, iterator, first: await iterator.next(), headersMs, target };
-      }, true);
+      }, true, true);
       deadlines.streamStarted();
-      const { result, servedBy, upstreamMs, release } = answered;
+      const { result, servedBy, upstreamMs, release, completed } = answered;
       const { upstream, iterator, first, headersMs, target } = result;
       const tally = new StreamTally({
         admission, billing: this.options.billing, billed, hold, stream: upstream, bound, request, servedBy,
         recorder: ctx.idempotency ?? null,
         release,
+        completed,
       });
       return {
         kind: 'stream',
@@ -203,6 +204,7 @@ export class ChatService {
         deadlines.awaitingUpstream();
       }
       tally.completed = true;
+      tally.routeCompleted();
       // Committed before the stream's end reaches the client.
       await tally.settle({ status: 200, frame: DONE_FRAME });
       yield DONE_FRAME;
@@ -249,6 +251,8 @@ interface StreamTallyParts {
   recorder: IdempotentCall | null;
   /** Ends the attempt: its timers, its tie to the request, the route's in-flight count. */
   release: () => void;
+  /** Tells the route's breaker that the stream ran to its end. */
+  completed: () => void;
 }
 
 /** How a stream ended, for its record: the outcome's status (and error code) and the last frame sent. */
@@ -277,6 +281,11 @@ class StreamTally {
 
   constructor(private readonly parts: StreamTallyParts) {
     this.transcript = parts.recorder === null ? null : [];
+  }
+
+  /** The upstream's stream ran to its end: a success for its route, counted before the attempt is released. */
+  routeCompleted(): void {
+    this.parts.completed();
   }
 
   /** `end`: how the stream ended, when it ended in a frame of its own (not cut off). */

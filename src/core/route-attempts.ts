@@ -32,6 +32,8 @@ export interface Answered<T> {
 export interface HeldAnswer<T> extends Answered<T> {
   /** Ends the answering attempt: its timers, its tie to the request, the route's in-flight count. */
   readonly release: () => void;
+  /** With `judgedAtEnd`: the answer (a stream) ran to its end, a success for the route's breaker. */
+  readonly completed: () => void;
 }
 
 const nothing = (): void => undefined;
@@ -40,7 +42,9 @@ const nothing = (): void => undefined;
  * Throws the last attempt's failure as a GatewayError; after a 502/503/504 the plan remembers the
  * routes that failed the caller. With `hold`, for a call whose answer goes on after it resolves (a
  * stream, resolved at its first chunk), the answering attempt keeps its route's in-flight count
- * and its tie to the request until `release`; without, it ends as the call resolves.
+ * and its tie to the request until `release`; without, it ends as the call resolves. With
+ * `judgedAtEnd` (a stream), the first chunk does not count as the route's success: `completed`
+ * does, while a fault mid-way is noted as the route's failure by the caller.
  */
 export async function callRoutes<T>(
   routes: RoutePlan,
@@ -49,6 +53,7 @@ export async function callRoutes<T>(
   deadlines: CallDeadlines,
   call: (route: RouteTarget, signal: CancelSignal) => Promise<T>,
   hold = false,
+  judgedAtEnd = false,
 ): Promise<HeldAnswer<T>> {
   let route = first;
   for (;;) {
@@ -60,7 +65,8 @@ export async function callRoutes<T>(
     try {
       const result = await call(route, attempt.signal);
       const upstreamMs = performance.now() - started;
-      route.health.succeeded(upstreamMs);
+      if (judgedAtEnd) route.health.answered(upstreamMs);
+      else route.health.succeeded(upstreamMs);
       routes.forget();
       const answering = route;
       const release = (): void => {
@@ -69,7 +75,7 @@ export async function callRoutes<T>(
         answering.health.release();
       };
       if (!hold) release();
-      return { result, servedBy, upstreamMs, release: hold ? release : nothing };
+      return { result, servedBy, upstreamMs, release: hold ? release : nothing, completed: judgedAtEnd ? () => answering.health.streamCompleted() : nothing };
     } catch (err) {
       attempt.detach();
       attempt.abort(err);

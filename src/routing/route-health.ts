@@ -79,13 +79,28 @@ export class RouteHealth {
 
   /** The upstream answered usably; `latencyMs` is its time to first byte. */
   succeeded(latencyMs: number): void {
+    this.answered(latencyMs);
+    this.streamCompleted();
+  }
+
+  /**
+   * A stream's first chunk arrived, `latencyMs` after the call: the route works again (a probe
+   * closes the circuit), but the attempt's outcome is known only at the stream's end, when
+   * streamCompleted() or failed() counts it once. Counting a success here let a provider that
+   * breaks every stream halfway never reach `consecutive_failures`.
+   */
+  answered(latencyMs: number): void {
     this.latencyMs = this.latencyMs === null ? latencyMs : this.latencyMs + LATENCY_SMOOTHING * (latencyMs - this.latencyMs);
-    this.consecutive = 0;
-    this.count(false);
     if (this.state === 'half_open') {
       this.state = 'closed';
       this.probing = false;
     }
+  }
+
+  /** A stream that answered ran to its end. */
+  streamCompleted(): void {
+    this.consecutive = 0;
+    this.count(false);
   }
 
   /** The upstream failed in a way that says something about the route (not the caller's fault). */

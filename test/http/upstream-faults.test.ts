@@ -112,6 +112,33 @@ describe('upstream faults before the answer starts', () => {
     }
   });
 
+  it('opens the circuit of a provider that breaks every stream halfway, after consecutive_failures of them', async () => {
+    const breaking = await startGateway({
+      config: {
+        providers: [{ id: 'breaks', kind: 'mock', mock: { break_after_chunks: 3 } }],
+        models: [{ id: 'm-breaks', capabilities: ['chat', 'streaming'], context_window: 4096, routes: [{ provider: 'breaks', model: 'u' }] }],
+        routing: { circuit_breaker: { consecutive_failures: 2, cooldown_ms: 60_000 } },
+      },
+    });
+    try {
+      const stream = () =>
+        fetch(`${breaking.baseURL}/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${breaking.keys.main}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'm-breaks', messages: [{ role: 'user', content: 'one two three four five six' }], stream: true }),
+        });
+      for (let i = 0; i < 2; i++) {
+        const res = await stream();
+        expect(res.status).toBe(200);
+        expect(await res.text()).toContain('upstream_stream_truncated');
+      }
+      const refused = await errorOf(await stream());
+      expect([refused.status, refused.body.error.code]).toEqual([503, 'no_route_available']);
+    } finally {
+      await breaking.close();
+    }
+  });
+
   it('answers 408 when the generation budget runs out before the upstream answers', async () => {
     const budgetGw = await startGateway({
       config: {
