@@ -60,6 +60,8 @@ export type ChatOutcome =
       upstreamHeadersMs: number;
       /** Ends the request's accounting if the frames were never read to the end; safe to call twice. */
       finish: () => void;
+      /** The code of the error frame that ended the stream, if one did. */
+      errorCode: () => string | undefined;
     };
 
 export interface ChatServiceOptions {
@@ -162,6 +164,7 @@ export class ChatService {
         upstreamMs,
         upstreamHeadersMs: headersMs,
         finish: () => void tally.settle(),
+        errorCode: () => tally.errorCode,
       };
     } catch (err) {
       const error = toGatewayError(err);
@@ -217,6 +220,7 @@ export class ChatService {
       if (!ctx.controller.aborted) noteRouteFault(route.health, error);
       if (error.status === 500) this.options.onInternalError(ctx.requestId, err);
       const frame = errorFrame(error);
+      tally.errorCode = error.code;
       await tally.settle({ status: error.status, code: error.code, frame });
       yield frame;
     } finally {
@@ -275,6 +279,8 @@ class StreamTally {
   completed = false;
   /** The upstream failed before producing anything: not charged, and the daily cap gets the request back. */
   failed = false;
+  /** The code of the error frame that ended the stream, if one did. */
+  errorCode: string | undefined = undefined;
   /** The frames sent, kept only when the stream is recorded for an Idempotency-Key. */
   readonly transcript: string[] | null;
   private settled: Promise<void> | null = null;

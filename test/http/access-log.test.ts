@@ -66,4 +66,33 @@ describe('access log', () => {
     expect(lines).toHaveLength(2);
     for (const line of lines) expect(line.ms).toBeGreaterThanOrEqual(300);
   });
+
+  it('logs a stream that ended in an error frame with that error code', async () => {
+    const { key } = generateApiKey();
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    const config = validateConfig(
+      {
+        storage: { url: 'sqlite://:memory:' },
+        log: { level: 'info', requests: true },
+        providers: [{ id: 'erring', kind: 'mock', mock: { error_after_chunks: 2 } }],
+        models: [{ ...MOCK_MODEL, routes: [{ provider: 'erring', model: 'm' }] }],
+        tiers: { t: {} },
+        accounts: [{ id: 'acct', tier: 't', keys: [{ key }] }],
+      },
+      'test',
+    );
+    const gateway = await createGateway(config, createLogger('silent'), { accessLogStream: out });
+    const { url } = await gateway.listen(0, '127.0.0.1');
+    const res = await fetch(`${url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'one two three four' }], stream: true }),
+    });
+    expect(await res.text()).toContain('"error"');
+    await gateway.close();
+    const [line] = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(line).toMatchObject({ status: 200, stream_end: 'error', error_code: expect.stringMatching(/^upstream_/) });
+  });
 });

@@ -104,7 +104,10 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
     const usage = outcome.usage();
     audit.promptTokens = usage?.prompt_tokens;
     audit.completionTokens = usage?.completion_tokens;
-    accessLog(reply, 200, completed ? 'completed' : 'client_closed');
+    // A stream that ended in an error frame is logged and counted with that error's code.
+    const errorCode = outcome.errorCode();
+    if (errorCode !== undefined) audit.errorCode = errorCode;
+    accessLog(reply, 200, errorCode !== undefined ? 'error' : completed ? 'completed' : 'client_closed');
     return undefined;
   }
 }
