@@ -11,7 +11,7 @@ import type { Idempotency } from '../idempotency/idempotency.js';
 import type { IdempotentCall } from '../idempotency/idempotent-call.js';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../idempotency/idempotency-key.js';
 import { requestFingerprint } from '../idempotency/fingerprint.js';
-import { requestsOnly, type LimitPlans } from '../limits/plan.js';
+import { replayPlan, type LimitPlans } from '../limits/plan.js';
 import type { RateLimiter } from '../limits/types.js';
 import type { Modality } from '../protocol/modalities.js';
 import type { IdempotencyRecord } from '../storage/types.js';
@@ -59,9 +59,9 @@ async function replay(request: FastifyRequest, reply: FastifyReply, deps: Idempo
   const model = typeof body?.model === 'string' ? body.model : '';
   // Another key of the account may have made the record: this key's model scope still applies.
   if (model !== '') assertModelAllowed(principal, model);
-  const plan = requestsOnly(deps.plans.planFor(principal.tier.name, model, modality));
+  const plan = replayPlan(deps.plans.planFor(principal.tier.name, model, modality));
   let limitHeaders: Readonly<Record<string, string>> = {};
-  if (plan.requestsPerMinute !== null) {
+  if (plan.requestsPerMinute !== null || plan.tokensPerMinute !== null) {
     const admission = await deps.limiter.admit({ keyId: principal.key.id, requestId: request.id, plan, tokens: 0 });
     admission.settle({ tokens: 0, failed: false });
     limitHeaders = admission.headers;

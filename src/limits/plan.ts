@@ -103,7 +103,10 @@ export class LimitPlans {
   }
 }
 
-/** The plan's requests-per-minute alone: what a replayed response counts (no tokens, no daily cap, no slot). */
-export function requestsOnly(plan: LimitPlan): LimitPlan {
-  return { ...plan, tokensPerMinute: null, daily: null, inFlight: null };
+/**
+ * What a replayed response counts: a request per minute, and no tokens (it is admitted for 0, so
+ * that its answer still carries the token headers); no daily cap and no slot.
+ */
+export function replayPlan(plan: LimitPlan): LimitPlan {
+  return { ...plan, daily: null, inFlight: null };
 }

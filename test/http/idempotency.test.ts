@@ -46,7 +46,7 @@ const BASE_CONFIG = {
   ],
   tiers: {
     standard: { models: ['*'], endpoints: ['*'] },
-    limited: { models: ['*'], endpoints: ['*'], limits: { requests_per_minute: 3, daily: { chat: 1 } } },
+    limited: { models: ['*'], endpoints: ['*'], limits: { requests_per_minute: 3, tokens_per_minute: 1_000_000, daily: { chat: 1 } } },
   },
 };
 
@@ -364,6 +364,9 @@ describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
     expect(replay.status).toBe(200);
     expect(isReplay(replay)).toBe(true);
     expect(replay.headers.get('x-ratelimit-remaining')).toBe('0');
+    // It carries the token headers too, and uses no tokens: as many remain as before it.
+    expect(replay.headers.get('x-ratelimit-limit-tokens')).toBe('1000000');
+    expect(replay.headers.get('x-ratelimit-remaining-tokens')).toBe(fresh.headers.get('x-ratelimit-remaining-tokens'));
     // Three requests were counted this minute: the fourth, a replay too, is refused.
     const over = await post(gw, chatBody(), { 'idempotency-key': key }, apiKey);
     expect(over.status).toBe(429);
