@@ -12,6 +12,8 @@ import { GatewayError } from '../errors/index.js';
 
 /** How long the handlers of cut requests get to settle once their connections are gone. */
 const SETTLE_GRACE_MS = 5_000;
+/** How long streams ended at the deadline get to send their error frame before connections are cut. */
+const STREAM_END_GRACE_MS = 1_000;
 
 export interface DrainParts {
   app: FastifyInstance;
@@ -36,6 +38,11 @@ export async function drainHttp({ app, shedder, work, timeoutMs, logger }: Drain
   const first = await Promise.race([shedder.idle().then(() => 'idle' as const), closed.then(() => 'closed' as const), deadline]);
   clearTimeout(timer);
   const cut = first === 'deadline' ? shedder.inFlight : 0;
+  if (first === 'deadline') {
+    // Streams still running end with an error frame (spec 6), not a connection cut without a word.
+    const ended = work.cancelStreams(new GatewayError('shutting_down', 'This gateway instance shut down before the stream finished; send the request again.'));
+    if (ended > 0) await work.streamsEnded(STREAM_END_GRACE_MS);
+  }
   // What is left: at the deadline, the requests cut; otherwise connections with nothing in flight,
   // which Node does not count as idle when they never carried a request (a client's spare
   // connection, a request whose headers are still arriving) and would otherwise keep open.

@@ -15,6 +15,9 @@ export class InFlightWork {
   private running = 0;
   private waiters: Array<() => void> = [];
   private readonly detached = new Set<Cancellation>();
+  /** Streams being answered: a drain that reaches its deadline ends them with an error frame. */
+  private readonly streams = new Set<Cancellation>();
+  private streamWaiters: Array<() => void> = [];
 
   constructor(private readonly slots: InFlightSlots | null = null) {}
 
@@ -39,6 +42,36 @@ export class InFlightWork {
       this.detached.delete(controller);
       release?.();
     };
+  }
+
+  /** A stream is being answered under `controller`; returns the call that forgets it. */
+  streaming(controller: Cancellation): () => void {
+    this.streams.add(controller);
+    return () => {
+      this.streams.delete(controller);
+      if (this.streams.size === 0 && this.streamWaiters.length > 0) for (const wake of this.streamWaiters.splice(0)) wake();
+    };
+  }
+
+  /** Resolves once no stream is being answered, or after `timeoutMs`. */
+  streamsEnded(timeoutMs: number): Promise<void> {
+    if (this.streams.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.streamWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * Cancels every stream being answered, with `reason`: each ends with an error frame saying so,
+   * where cutting its connection would end it without a word. Returns how many.
+   */
+  cancelStreams(reason: unknown): number {
+    for (const controller of this.streams) controller.abort(reason);
+    return this.streams.size;
   }
 
   /** Cancels every tracked request; returns how many. */

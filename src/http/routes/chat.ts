@@ -37,10 +37,12 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
       }
       const controller = callerCancellation(reply.raw, call !== null);
       const forget = call === null ? null : work.track(controller, reply.raw);
+      const forgetStream = (request.body as { stream?: unknown } | null)?.stream === true ? work.streaming(controller) : null;
       try {
         return await handle(request, reply, controller, call);
       } finally {
         forget?.();
+        forgetStream?.();
         void call?.finish();
       }
     } finally {
