@@ -25,7 +25,7 @@ if (available) {
           Promise.all([one.commitSettlements([charge('acct-a'), charge('acct-b')]), two.commitSettlements([charge('acct-b'), charge('acct-a')])]),
         );
         const outcomes = await Promise.allSettled(rounds);
-        expect(outcomes.filter((o) => o.status === 'rejected').map((o) => String((o as PromiseRejectedResult).reason))).toEqual([]);
+        expect(outcomes.filter((o) => o.status === 'rejected').map((o) => String(o.reason))).toEqual([]);
         expect((await one.getAccount('acct-a'))?.balanceMicros).toBe(1_000_000 - 80);
         expect((await one.getAccount('acct-b'))?.balanceMicros).toBe(1_000_000 - 80);
       } finally {
