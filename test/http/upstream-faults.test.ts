@@ -40,10 +40,10 @@ beforeAll(async () => {
 });
 afterAll(() => gw.close());
 
-const post = (model: string, stream = false) =>
-  fetch(`${gw.baseURL}/chat/completions`, {
+const post = (model: string, stream = false, target: RunningGateway = gw) =>
+  fetch(`${target.baseURL}/chat/completions`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${target.keys.main}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model, messages: [{ role: 'user', content: 'one two three four five six' }], stream }),
   });
 
@@ -91,21 +91,13 @@ describe('upstream faults before the answer starts', () => {
       },
     });
     try {
-      const res = await fetch(`${capped.baseURL}/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${capped.keys.main}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'm-busy', messages: [{ role: 'user', content: 'hi' }] }),
-      });
+      const res = await post('m-busy', false, capped);
       const { status, body } = await errorOf(res);
       expect([status, body.error.code]).toEqual([503, 'upstream_unavailable']);
       expect(res.headers.get('retry-after')).toBe('30');
       expect(res.headers.get('retry-after-ms')).toBe('30000');
       // The cooled-down route tells the same: it comes back within the cap.
-      const next = await fetch(`${capped.baseURL}/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${capped.keys.main}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'm-busy', messages: [{ role: 'user', content: 'hi' }] }),
-      });
+      const next = await post('m-busy', false, capped);
       expect(Number(next.headers.get('retry-after'))).toBeLessThanOrEqual(30);
     } finally {
       await capped.close();
@@ -121,12 +113,7 @@ describe('upstream faults before the answer starts', () => {
       },
     });
     try {
-      const stream = () =>
-        fetch(`${breaking.baseURL}/chat/completions`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${breaking.keys.main}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ model: 'm-breaks', messages: [{ role: 'user', content: 'one two three four five six' }], stream: true }),
-        });
+      const stream = () => post('m-breaks', true, breaking);
       for (let i = 0; i < 2; i++) {
         const res = await stream();
         expect(res.status).toBe(200);
