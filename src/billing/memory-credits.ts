@@ -33,6 +33,12 @@ class MemoryHold implements CreditHold {
 export class MemoryCreditGate implements CreditGate {
   private readonly accounts = new Map<string, AccountCredit>();
   private readonly loading = new Map<string, Promise<AccountCredit>>();
+  /**
+   * Accounts whose balance moved while their first read was in flight: that read may have been
+   * taken before the move or after it, so it is taken again rather than trusted (a top-up would
+   * otherwise be lost, or counted twice, until the next restart).
+   */
+  private readonly movedWhileLoading = new Set<string>();
 
   constructor(private readonly store: Store) {}
 
@@ -51,8 +57,7 @@ export class MemoryCreditGate implements CreditGate {
   private load(accountId: string): Promise<AccountCredit> {
     let pending = this.loading.get(accountId);
     if (pending === undefined) {
-      pending = this.store
-        .getAccount(accountId)
+      pending = this.readBalance(accountId)
         .then((account) => {
           // Another load may have finished first; keep the one already in use.
           let credit = this.accounts.get(accountId);
@@ -68,9 +73,19 @@ export class MemoryCreditGate implements CreditGate {
     return pending;
   }
 
+  /** The account as stored, read again for as long as its balance moves during the read. */
+  private async readBalance(accountId: string): Promise<{ balanceMicros: number } | undefined> {
+    for (;;) {
+      this.movedWhileLoading.delete(accountId);
+      const account = await this.store.getAccount(accountId);
+      if (!this.movedWhileLoading.has(accountId)) return account;
+    }
+  }
+
   balanceMoved(accountId: string, deltaMicros: number): void {
     const credit = this.accounts.get(accountId);
     if (credit !== undefined) credit.balance += deltaMicros;
+    else if (this.loading.has(accountId)) this.movedWhileLoading.add(accountId);
   }
 
   close(): Promise<void> {
