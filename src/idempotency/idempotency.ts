@@ -52,6 +52,7 @@ export class Idempotency {
     if (!claim.claimed) {
       if (claim.holder.fingerprint !== fingerprint) throw reused(claim.holder.requestId);
       throw new GatewayError('idempotency_key_in_use', `A request with this Idempotency-Key (${claim.holder.requestId}) is still running. Retry after ${IN_USE_RETRY_AFTER_S} second(s) to get its result.`, {
+        param: 'Idempotency-Key',
         retryAfterSeconds: IN_USE_RETRY_AFTER_S,
         // Unlike other 409s, waiting helps: the retry gets the recorded response.
         shouldRetry: true,

@@ -211,7 +211,7 @@ describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
     await new Promise((r) => setTimeout(r, 150));
     const early = await post(gw, chatBody('slow-chat'), { 'idempotency-key': key });
     expect(early.status).toBe(409);
-    expect(JSON.parse(early.text).error).toMatchObject({ type: 'invalid_request_error', code: 'idempotency_key_in_use' });
+    expect(JSON.parse(early.text).error).toMatchObject({ type: 'invalid_request_error', code: 'idempotency_key_in_use', param: 'Idempotency-Key' });
     expect(early.headers.get('retry-after')).toBe('1');
     expect(early.headers.get('x-should-retry')).toBe('true');
     // Another body under the running key is refused as reuse, and not run.
