@@ -92,6 +92,22 @@ describe('MemoryLimiter', () => {
     expect(admit(100).headers['x-ratelimit-remaining-tokens']).toBe('300');
   });
 
+  it('keeps the window usable when an upstream reports an absurd count: Infinity is bounded, a negative one ignored', () => {
+    const { admit, refusal } = setup({ tokens_per_minute: 1000 });
+    admit(100).settle({ tokens: Infinity, failed: false });
+    admit(0).settle({ tokens: -5, failed: false });
+    expect(refusal(10).code).toBe('tokens_per_minute_exceeded');
+    // A minute later the window is clear again, not NaN.
+    now += 61_000;
+    expect(admit(500).headers['x-ratelimit-remaining-tokens']).toBe('500');
+  });
+
+  it('never refuses a request that reserves no tokens (a replay), and still gives it the token headers', () => {
+    const { admit } = setup({ tokens_per_minute: 1000 });
+    admit(900).settle({ tokens: 1500, failed: false });
+    expect(admit(0).headers).toMatchObject({ 'x-ratelimit-limit-tokens': '1000', 'x-ratelimit-remaining-tokens': '0' });
+  });
+
   it('caps a modality per UTC day, resets at midnight, and gives back failed requests', () => {
     const { admit, refusal } = setup({ daily: { chat: 2 } });
     admit();

@@ -7,6 +7,7 @@ import type { LimitPlan } from './plan.js';
 import { limitHeaders, rejection, snapshotOf } from './outcome.js';
 import type { Admission, AdmissionRequest, Counts, LimitsView, RateLimiter, Settlement } from './types.js';
 import { SlidingWindow } from './window.js';
+import { settledTokens } from './settled-tokens.js';
 
 const DAY_SECONDS = 86_400;
 const NO_BUCKETS: never[] = [];
@@ -46,8 +47,9 @@ class MemoryAdmission implements Admission {
   settle(settlement: Settlement): void {
     if (!this.open) return;
     this.open = false;
-    if (this.tokenWindow !== null && settlement.tokens !== null) {
-      this.tokenWindow.adjust(this.second, settlement.tokens - this.tokens, Math.floor(this.clock() / 1000));
+    const used = settledTokens(settlement.tokens);
+    if (this.tokenWindow !== null && used !== null) {
+      this.tokenWindow.adjust(this.second, used - this.tokens, Math.floor(this.clock() / 1000));
     }
     const count = this.dayCount;
     if (count !== null && settlement.failed && count.day === this.day && count.count > 0) count.count -= 1;
@@ -85,7 +87,8 @@ export class MemoryLimiter implements RateLimiter {
     const requests = requestWindow?.total ?? 0;
     const admitted =
       (rpm === null || requests <= rpm.limit) &&
-      (tpm === null || (tokenWindow as SlidingWindow).total + tokens <= tpm.limit) &&
+      // A request that reserves no tokens (a replay) is never refused for them.
+      (tpm === null || tokens === 0 || (tokenWindow as SlidingWindow).total + tokens <= tpm.limit) &&
       (daily === null || (dayCount as DayCount).count + 1 <= daily.limit) &&
       (inFlight === null || flying + 1 <= inFlight.limit);
 

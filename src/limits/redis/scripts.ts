@@ -75,7 +75,7 @@ if rpm_limit > 0 then
   request_buckets[#request_buckets + 1] = 1
 end
 local admitted = (rpm_limit == 0 or requests <= rpm_limit)
-  and (tpm_limit == 0 or tokens + reserve <= tpm_limit)
+  and (tpm_limit == 0 or reserve == 0 or tokens + reserve <= tpm_limit)
   and (day_limit == 0 or day + 1 <= day_limit)
   and (flight_limit == 0 or flying + 1 <= flight_limit)
 if not admitted then
