@@ -66,11 +66,12 @@ export class CallDeadlines {
   }
 
   /** The upstream has started streaming: from now on the upstream timer measures idle gaps. */
-  streamStarted(): void {
+  streamStarted(firstChunkInHand = true): void {
     clearTimeout(this.timer);
     this.budget = setTimeout(() => this.request.abort(this.budgetError()), Math.max(1, this.budgetLeft()));
-    // The first chunk is in hand: it is being relayed until the next one is asked for.
-    this.relaying = true;
+    // With the first chunk in hand (a chat stream reads ahead to it), it is being relayed until the
+    // next one is asked for; without (a relayed body), the upstream's silence counts from now.
+    this.relaying = firstChunkInHand;
     this.timer = setTimeout(() => this.idle(), this.settings.idleTimeoutMs);
   }
 

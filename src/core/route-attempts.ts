@@ -34,6 +34,8 @@ export interface HeldAnswer<T> extends Answered<T> {
   readonly release: () => void;
   /** With `judgedAtEnd`: the answer (a stream) ran to its end, a success for the route's breaker. */
   readonly completed: () => void;
+  /** Cancels the answering attempt (its upstream call), for an answer nobody will read. */
+  readonly cancel: (reason: unknown) => void;
 }
 
 const nothing = (): void => undefined;
@@ -75,7 +77,14 @@ export async function callRoutes<T>(
         answering.health.release();
       };
       if (!hold) release();
-      return { result, servedBy, upstreamMs, release: hold ? release : nothing, completed: judgedAtEnd ? () => answering.health.streamCompleted() : nothing };
+      return {
+        result,
+        servedBy,
+        upstreamMs,
+        release: hold ? release : nothing,
+        completed: judgedAtEnd ? () => answering.health.streamCompleted() : nothing,
+        cancel: (reason) => attempt.abort(reason),
+      };
     } catch (err) {
       attempt.detach();
       attempt.abort(err);

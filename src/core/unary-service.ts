@@ -191,11 +191,14 @@ export class UnaryService {
       if (record !== null) await settled;
       throw error;
     }
-    const { result, servedBy, upstreamMs, release } = answered;
+    const { result, servedBy, upstreamMs, release, cancel } = answered;
     const counted = { servedBy, upstreamMs, promptTokens: result.promptTokens, completionTokens: result.completionTokens };
     if (typeof result.body === 'object' && !Buffer.isBuffer(result.body)) {
-      deadlines.streamStarted();
-      const relay = relayStream(result.body, ctx.idempotency !== undefined, deadlines);
+      deadlines.streamStarted(false);
+      // Abandoned before it started (the caller left while the upstream answered): the upstream
+      // call is cancelled, or under an Idempotency-Key, which keeps it from the caller's own
+      // cancellation, its body would stay unread and its connection held.
+      const relay = relayStream(result.body, ctx.idempotency !== undefined, deadlines, () => cancel(new GatewayError('client_closed_request')));
       const done = relay.ended.then(async ({ bytes, head, kept, failure }) => {
         release();
         admission.settle({ tokens: result.promptTokens + result.completionTokens, failed: failure !== null && bytes === 0 });
@@ -227,7 +230,12 @@ interface RelayEnd {
  * Passes a streamed body through while counting it; `ended` resolves when the caller's iteration
  * stops, whether at the end, on an upstream fault, or because the caller went away.
  */
-function relayStream(body: StreamedBody, keep: boolean, deadlines: CallDeadlines): { chunks: AsyncIterable<Uint8Array>; ended: Promise<RelayEnd>; abandon: () => void } {
+function relayStream(
+  body: StreamedBody,
+  keep: boolean,
+  deadlines: CallDeadlines,
+  onAbandon: () => void,
+): { chunks: AsyncIterable<Uint8Array>; ended: Promise<RelayEnd>; abandon: () => void } {
   let end!: (value: RelayEnd) => void;
   const ended = new Promise<RelayEnd>((resolve) => (end = resolve));
   let started = false;
@@ -235,6 +243,7 @@ function relayStream(body: StreamedBody, keep: boolean, deadlines: CallDeadlines
   const abandon = (): void => {
     if (started) return;
     started = true;
+    onAbandon();
     end({ bytes: 0, head: Buffer.alloc(0), kept: null, failure: new Error('the caller went away before the body started') });
     void body.chunks[Symbol.asyncIterator]().return?.();
   };

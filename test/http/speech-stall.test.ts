@@ -10,18 +10,33 @@ import { startGateway, type RunningGateway } from '../support/gateway-harness.js
 
 let upstream: Server;
 let gw: RunningGateway;
+/** How the upstream's big answers ended: 'finished' (all sent) or 'closed' (cut first). */
+const bigEnds: string[] = [];
 
 beforeAll(async () => {
   // Speaks OpenAI's speech wire format: `stall` sends the audio's first bytes and then nothing more;
-  // `slow` answers only after 600 ms, then in full.
+  // `silent` sends its headers and no audio; `slow` answers only after 600 ms, then in full; `big`
+  // answers after 600 ms with 64 MB, more than the sockets hold, so it ends only if someone reads it.
   upstream = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
       const { model } = JSON.parse(body) as { model: string };
-      if (model === 'stall') {
+      if (model === 'stall' || model === 'silent') {
         res.writeHead(200, { 'content-type': 'audio/mpeg' });
-        res.write(Buffer.alloc(2048, 1));
+        if (model === 'stall') res.write(Buffer.alloc(2048, 1));
+        else res.flushHeaders();
+        return;
+      }
+      if (model === 'big') {
+        res.on('finish', () => bigEnds.push('finished'));
+        res.on('close', () => {
+          if (!res.writableFinished) bigEnds.push('closed');
+        });
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'audio/mpeg' });
+          res.end(Buffer.alloc(64 * 1024 * 1024, 3));
+        }, 600);
         return;
       }
       setTimeout(() => {
@@ -38,7 +53,7 @@ beforeAll(async () => {
     keys: { main: { account: 'acct' } },
     config: {
       providers: [{ id: 'up', kind: 'openai', base_url: base, api_key: 'sk-upstream' }],
-      models: [tts('stall'), tts('slow')],
+      models: [tts('stall'), tts('silent'), tts('slow'), tts('big')],
       upstream: { idle_timeout_ms: 300 },
       generation: { budget_ms: 5_000 },
       tiers: { 'one-at-a-time': { models: ['*'], endpoints: ['*'], limits: { max_in_flight: 1 } } },
@@ -52,10 +67,10 @@ afterAll(async () => {
   await new Promise((resolve) => upstream.close(resolve));
 });
 
-const speech = (model: string, signal?: AbortSignal) =>
+const speech = (model: string, signal?: AbortSignal, headers: Record<string, string> = {}) =>
   fetch(`${gw.baseURL}/audio/speech`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json' },
+    headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify({ model, voice: 'alloy', input: 'hello' }),
     signal,
   });
@@ -88,5 +103,27 @@ describe('a streamed speech body under the deadlines', () => {
     setTimeout(() => leaving.abort(), 200);
     expect(await pending).toBeInstanceOf(Error);
     expect(await slotFreed()).toBe(true);
+  });
+
+  it('times out an upstream that sends no audio at all after its headers, after the idle timeout', async () => {
+    const started = Date.now();
+    const res = await speech('silent');
+    expect(res.status).toBe(504);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upstream_timeout');
+    // The idle timeout (300 ms), not the generation budget (5 s).
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(await slotFreed()).toBe(true);
+  });
+
+  it('cancels the upstream call of a caller with an Idempotency-Key who left before the audio started', async () => {
+    const leaving = new AbortController();
+    const pending = speech('big', leaving.signal, { 'idempotency-key': `left-${Date.now()}` }).catch((err: unknown) => err);
+    setTimeout(() => leaving.abort(), 200);
+    expect(await pending).toBeInstanceOf(Error);
+    expect(await slotFreed()).toBe(true);
+    // The upstream's 64 MB answer ended (cut, or read off and thrown away), rather than staying
+    // half-sent on a connection nobody reads, which also kept the gateway from closing.
+    for (let i = 0; i < 60 && bigEnds.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(bigEnds).toHaveLength(1);
   });
 });

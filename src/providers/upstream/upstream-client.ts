@@ -164,7 +164,36 @@ export async function errorBodyText(res: StreamedAnswer, signal: CancelSignal): 
  * for a chat stream. A caller that stops early destroys the connection instead of downloading
  * bytes nobody will see.
  */
-export async function* relayBody(res: UpstreamResponse, signal: CancelSignal): AsyncGenerator<Uint8Array> {
+export function relayBody(res: UpstreamResponse, signal: CancelSignal): AsyncIterableIterator<Uint8Array> {
+  return new RelayedBody(res, relayChunks(res, signal));
+}
+
+/**
+ * The relay as an iterator whose return() gives the connection up at once, also before the first
+ * read: a generator's return() before it started runs none of its code, so a caller who left
+ * before the body began would leave it unread on its connection.
+ */
+class RelayedBody implements AsyncIterableIterator<Uint8Array> {
+  constructor(
+    private readonly res: UpstreamResponse,
+    private readonly chunks: AsyncGenerator<Uint8Array>,
+  ) {}
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<Uint8Array>> {
+    return this.chunks.next();
+  }
+
+  return(): Promise<IteratorResult<Uint8Array>> {
+    destroyUnread(this.res);
+    return this.chunks.return(undefined);
+  }
+}
+
+async function* relayChunks(res: UpstreamResponse, signal: CancelSignal): AsyncGenerator<Uint8Array> {
   try {
     for await (const chunk of res.body) yield chunk as Buffer;
   } catch (err) {
@@ -174,12 +203,15 @@ export async function* relayBody(res: UpstreamResponse, signal: CancelSignal): A
     }
     throw fault;
   } finally {
-    if (!res.body.readableEnded) {
-      // undici reports the destroy as an 'error' event; nobody is listening for it any more.
-      res.body.on('error', () => undefined);
-      res.body.destroy();
-    }
+    destroyUnread(res);
   }
+}
+
+function destroyUnread(res: UpstreamResponse): void {
+  if (res.body.readableEnded || res.body.destroyed) return;
+  // undici reports the destroy as an 'error' event; nobody is listening for it any more.
+  res.body.on('error', () => undefined);
+  res.body.destroy();
 }
 
 /** Drains and discards a body we will not read, so that its connection goes back to the pool. */
