@@ -18,7 +18,7 @@ import type { Admission, RateLimiter } from '../limits/types.js';
 import { outcomeOf, type Billing, type BilledRequest } from '../billing/billing.js';
 import type { CreditHold } from '../billing/types.js';
 import type { Router, RouteTarget } from '../routing/router.js';
-import { noteRouteFault } from '../routing/failover.js';
+import { isRouteFault, noteRouteFault } from '../routing/failover.js';
 import type { ChatCall, ChatStream, StreamPiece } from '../providers/types.js';
 import { validateChatRequest } from '../validation/chat-request.js';
 import { CallDeadlines, type DeadlineSettings } from './deadlines.js';
@@ -217,13 +217,19 @@ export class ChatService {
       if (reason instanceof GatewayError && reason.code === 'client_closed_request') return;
       tally.failed = tally.produced === 0;
       const error = toGatewayError(err);
-      if (!ctx.controller.aborted) noteRouteFault(route.health, error);
+      if (!ctx.controller.aborted && isRouteFault(error)) {
+        noteRouteFault(route.health, error);
+        tally.routeJudged = true;
+      }
       if (error.status === 500) this.options.onInternalError(ctx.requestId, err);
       const frame = errorFrame(error);
       tally.errorCode = error.code;
       await tally.settle({ status: error.status, code: error.code, frame });
       yield frame;
     } finally {
+      // The route answered and nothing it did ended the stream (it completed, or the caller left,
+      // or its budget ran out): a success for its breaker.
+      tally.routeCompleted();
       void tally.settle();
     }
   }
@@ -289,8 +295,13 @@ class StreamTally {
     this.transcript = parts.recorder === null ? null : [];
   }
 
-  /** The upstream's stream ran to its end: a success for its route, counted before the attempt is released. */
+  /** Set once the route's breaker was told how the stream went. */
+  routeJudged = false;
+
+  /** A success for the stream's route, unless its breaker was already told; before the attempt is released. */
   routeCompleted(): void {
+    if (this.routeJudged) return;
+    this.routeJudged = true;
     this.parts.completed();
   }
 
