@@ -13,7 +13,7 @@ import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { GatewayError, envelopeJson, errorHeaders } from '../errors/index.js';
 import { newRequestId } from './request-id.js';
-import { stampArrival } from './request-timing.js';
+import { ArrivedMessage } from './request-timing.js';
 
 /** The event-loop monitor's sampling timer (ms); its own period is taken off what it measures. */
 const RESOLUTION_MS = 10;
@@ -100,7 +100,7 @@ export class LoadShedder {
 
   /** For Fastify's `serverFactory`: a node:http server whose listener sheds load before Fastify runs. */
   readonly serverFactory: ServerFactory = (handler, options) => {
-    const server = createServer(this.listener(handler));
+    const server = createServer({ IncomingMessage: ArrivedMessage }, this.listener(handler));
     // What Fastify applies to the servers it makes itself, and not to a factory's.
     if (typeof options.keepAliveTimeout === 'number') server.keepAliveTimeout = options.keepAliveTimeout;
     if (typeof options.requestTimeout === 'number') server.requestTimeout = options.requestTimeout;
@@ -113,7 +113,6 @@ export class LoadShedder {
   /** Wraps a request listener: refused requests never reach it. */
   listener(handler: RequestListener): RequestListener {
     return (req, res) => {
-      stampArrival(req);
       if (isProbe(req.url)) return handler(req, res);
       if (this.refusing || this.inFlightCount >= this.maxInFlight) return this.refuse(req, res);
       this.inFlightCount++;
