@@ -275,7 +275,8 @@ export class SqlStore implements Store {
   /** Deletes reservations and gives their amounts back to their accounts. */
   private async release(trx: Transaction<Database>, requestIds: readonly string[]): Promise<number> {
     const released = await trx.deleteFrom('credit_reservations').where('request_id', 'in', requestIds).returning(['account_id', 'amount_micros']).execute();
-    for (const [accountId, sum] of perAccount(released)) {
+    // In the order of the account ids, as a settlement commit updates them: no deadlock between the two.
+    for (const [accountId, sum] of [...perAccount(released)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       await trx.updateTable('accounts').set((eb) => ({ reserved_micros: eb('reserved_micros', '-', sum) })).where('id', '=', accountId).execute();
     }
     return released.length;
