@@ -5,6 +5,7 @@
 import type { PriceConfig } from '../config/schema.js';
 import type { Settlement, UsageRecord } from '../storage/types.js';
 import { costMicros } from './pricing.js';
+import { MAX_TOKEN_COUNT, usableTokenCount } from '../util/token-count.js';
 import type { Modality } from '../protocol/modalities.js';
 import type { SettlementWriter } from './settlement-writer.js';
 import type { CreditGate, CreditHold } from './types.js';
@@ -59,21 +60,14 @@ export function outcomeOf(servedBy: ServedRoute, fields: Omit<BillingOutcome, 'p
   };
 }
 
-/**
- * Counts come from upstreams. One that reports 10.5, -3 or 1e400 tokens must not put a value in a
- * settlement that the database refuses: PostgreSQL rejects a fraction or an out-of-range number in
- * a bigint column, and a commit that fails is retried ahead of every charge queued behind it.
- * Counts are whole, at least 0, and at most MAX_COUNT (far above any context window).
- */
-const MAX_COUNT = 2 ** 32;
-
+/** Counts come from upstreams (see usableTokenCount); an unusable one charges nothing. */
 function tokenCount(n: number): number {
-  return n > 0 ? Math.min(Math.round(n), MAX_COUNT) : 0;
+  return usableTokenCount(n) ?? 0;
 }
 
 /** Units (seconds of audio or video, images) may be fractional; they only ever enter the cost. */
 function unitCount(n: number): number {
-  return n > 0 ? Math.min(n, MAX_COUNT) : 0;
+  return n > 0 ? Math.min(n, MAX_TOKEN_COUNT) : 0;
 }
 
 export class Billing {

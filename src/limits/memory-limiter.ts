@@ -7,7 +7,7 @@ import type { LimitPlan } from './plan.js';
 import { limitHeaders, rejection, snapshotOf } from './outcome.js';
 import type { Admission, AdmissionRequest, Counts, LimitsView, RateLimiter, Settlement } from './types.js';
 import { SlidingWindow } from './window.js';
-import { settledTokens } from './settled-tokens.js';
+import { usableTokenCount } from '../util/token-count.js';
 
 const DAY_SECONDS = 86_400;
 const NO_BUCKETS: never[] = [];
@@ -47,7 +47,7 @@ class MemoryAdmission implements Admission {
   settle(settlement: Settlement): void {
     if (!this.open) return;
     this.open = false;
-    const used = settledTokens(settlement.tokens);
+    const used = usableTokenCount(settlement.tokens);
     if (this.tokenWindow !== null && used !== null) {
       this.tokenWindow.adjust(this.second, used - this.tokens, Math.floor(this.clock() / 1000));
     }

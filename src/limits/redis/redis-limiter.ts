@@ -9,7 +9,7 @@ import type { LimitPlan } from '../plan.js';
 import { limitHeaders, rejection, snapshotOf } from '../outcome.js';
 import type { Admission, AdmissionRequest, Bucket, Counts, LimitsView, RateLimiter, Settlement } from '../types.js';
 import { ADMIT_SCRIPT, PEEK_SCRIPT, SETTLE_SCRIPT } from './scripts.js';
-import { settledTokens } from '../settled-tokens.js';
+import { usableTokenCount } from '../../util/token-count.js';
 
 type Reply = [number, number, number, number, number, number, number[], number[]];
 
@@ -77,7 +77,7 @@ class RedisAdmission implements Admission {
     if (!this.open) return;
     this.open = false;
     const { plan, tokens } = this.request;
-    const used = settledTokens(settlement.tokens);
+    const used = usableTokenCount(settlement.tokens);
     const delta = plan.tokensPerMinute !== null && used !== null ? used - tokens : 0;
     this.limiter.settle(this.keys, this.request.requestId, delta, plan.daily !== null && settlement.failed);
   }
