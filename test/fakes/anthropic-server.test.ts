@@ -49,7 +49,10 @@ describe('fake Anthropic server', () => {
     expect((await post({ ...goodBody, messages: [{ role: 'system', content: 'x' }] })).status).toBe(400);
     expect((await post({ ...goodBody, messages: [{ role: 'user', content: [{ type: 'text', text: '' }] }] })).status).toBe(400);
     expect((await post({ ...goodBody, temperature: 1.2 })).status).toBe(400);
-    expect(fake.requests).toHaveLength(5);
+    expect((await post({ ...goodBody, messages: [{ role: 'user', content: [{ type: 'text', text: ' \n' }] }] })).status).toBe(400);
+    expect((await post({ ...goodBody, temperature: 0.5, top_p: 0.9 })).status).toBe(400);
+    expect((await post({ ...goodBody, stop_sequences: ['\n'] })).status).toBe(400);
+    expect(fake.requests).toHaveLength(8);
   });
 
   it('answers a Message with usage', async () => {

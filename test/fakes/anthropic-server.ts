@@ -128,6 +128,7 @@ function validate(req: IncomingMessage, body: unknown): Json {
       if (msg.content.length === 0) bad(`messages.${i}: all messages must have non-empty content`);
       for (const block of msg.content as Json[]) {
         if (block.type === 'text' && (typeof block.text !== 'string' || block.text === '')) bad('messages: text content blocks must be non-empty');
+        if (block.type === 'text' && (block.text as string).trim() === '') bad('messages: text content blocks must contain non-whitespace text');
       }
     } else {
       bad(`messages.${i}.content: Field required`);
@@ -137,6 +138,13 @@ function validate(req: IncomingMessage, body: unknown): Json {
     bad('temperature: Input should be less than or equal to 1');
   }
   if (b.system !== undefined && typeof b.system !== 'string' && !Array.isArray(b.system)) bad('system: Input should be a valid string');
+  // As the newer models (Claude Sonnet 4.5 and later) answer.
+  if (b.temperature !== undefined && b.top_p !== undefined) bad('`temperature` and `top_p` cannot both be specified for this model. Please use only one.');
+  if (Array.isArray(b.stop_sequences)) {
+    for (const stop of b.stop_sequences as unknown[]) {
+      if (typeof stop !== 'string' || stop.trim() === '') bad('stop_sequences: each stop sequence must contain non-whitespace');
+    }
+  }
   return b;
 }
 

@@ -74,6 +74,12 @@ describe('fake Gemini server: request validation', () => {
     ['an unknown config field', { ...goodBody, generationConfig: { max_tokens: 5 } }, /Unknown name "max_tokens"/],
     ['temperature above 2', { ...goodBody, generationConfig: { temperature: 2.5 } }, /temperature/],
     ['a schema without the JSON mime type', { ...goodBody, generationConfig: { responseJsonSchema: { type: 'object' } } }, /response_mime_type/],
+    ['a penalty', { ...goodBody, generationConfig: { presencePenalty: 0.5 } }, /Penalty is not enabled/],
+    [
+      'JSON mode beside function declarations (before Gemini 3)',
+      { ...goodBody, tools: [{ functionDeclarations: [{ name: 'f' }] }], generationConfig: { responseMimeType: 'application/json' } },
+      /Function calling with a response mime type/,
+    ],
     [
       'more function responses than calls',
       {

@@ -198,6 +198,11 @@ function validateGenerate(b: Json, model: string): void {
     if (c.candidateCount !== undefined && (!Number.isInteger(c.candidateCount) || (c.candidateCount as number) < 1 || (c.candidateCount as number) > 8)) {
       bad('* GenerateContentRequest.generation_config.candidate_count: must be in [1, 8]');
     }
+    // As Gemini 2.5 answers: penalties are refused outright, JSON mode beside function declarations before Gemini 3.
+    if (c.presencePenalty !== undefined || c.frequencyPenalty !== undefined) bad(`Penalty is not enabled for models/${model}`);
+    if (c.responseMimeType === 'application/json' && b.tools !== undefined && !/gemini-([3-9]|\d\d)/.test(model)) {
+      bad("Function calling with a response mime type: 'application/json' is unsupported");
+    }
     if ((c.responseJsonSchema !== undefined || c.responseSchema !== undefined) && c.responseMimeType !== 'application/json') {
       bad('* GenerateContentRequest.generation_config.response_mime_type: must be application/json when a response schema is set');
     }

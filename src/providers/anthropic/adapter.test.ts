@@ -6,6 +6,7 @@ import type { ChatCall, ChatStream, ProviderAdapter, StreamPiece } from '../type
 import { FAKE_ANTHROPIC_API_KEY, FAKE_DEFAULT_TEXT, FAKE_TOOL_USE, startFakeAnthropic, type FakeAnthropic } from '../../../test/fakes/anthropic-server.js';
 import { createAnthropicAdapter } from './adapter.js';
 import { Cancellation } from '../../util/cancellation.js';
+import { isRouteFault } from '../../routing/failover.js';
 
 /** FAKE_INPUT_USAGE summed: 21 input + 4 cache writes + 8 cache reads. */
 const PROMPT_TOKENS = 33;
@@ -194,6 +195,18 @@ describe('anthropic adapter: upstream error statuses', () => {
       }
     });
   }
+
+  it("treats the gateway's Anthropic credit running out (a 400) as the route's fault, without the billing message", async () => {
+    const billing = 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.';
+    fake.behave({ kind: 'error', status: 400, errorType: 'invalid_request_error', message: billing });
+    for (const attempt of [adapter.chat(makeCall()), adapter.chatStream(makeCall())]) {
+      const err = await rejection(attempt);
+      expect(err.code).toBe('upstream_error');
+      expect(err.status).toBe(502);
+      expect(isRouteFault(err)).toBe(true);
+      expect(err.message).not.toContain('Plans & Billing');
+    }
+  });
 
   it('reports a wrong key as upstream_auth_failed without revealing the key', async () => {
     const wrongKey = 'sk-ant-wrong-key-should-never-leak';

@@ -49,14 +49,29 @@ describe('toMessagesRequest: basics', () => {
     expect(translate({ max_tokens: null, max_completion_tokens: null }).max_tokens).toBe(1024);
   });
 
-  it('passes temperature, top_p, stop sequences and the user id', () => {
-    const body = translate({ temperature: 0.3, top_p: 0.9, stop: 'END', user: 'user-42' });
+  it('passes temperature, stop sequences and the user id', () => {
+    const body = translate({ temperature: 0.3, stop: 'END', user: 'user-42' });
     expect(body.temperature).toBe(0.3);
-    expect(body.top_p).toBe(0.9);
     expect(body.stop_sequences).toEqual(['END']);
     expect(body.metadata).toEqual({ user_id: 'user-42' });
     expect(translate({ stop: ['a', 'b'] }).stop_sequences).toEqual(['a', 'b']);
     expect(translate({ temperature: 0 }).temperature).toBe(0);
+  });
+
+  it('sends top_p alone, but only temperature when both are given (newer models refuse the two together)', () => {
+    expect(translate({ top_p: 0.9 }).top_p).toBe(0.9);
+    const both = translate({ temperature: 0.3, top_p: 0.9 });
+    expect(both.temperature).toBe(0.3);
+    expect(both.top_p).toBeUndefined();
+  });
+
+  it('drops empty stop sequences and refuses ones made only of whitespace, naming the entry', () => {
+    expect(translate({ stop: ['', 'END'] }).stop_sequences).toEqual(['END']);
+    expect(translate({ stop: '' }).stop_sequences).toBeUndefined();
+    const one = thrown(() => translate({ stop: '\n' }));
+    expect(one.code).toBe('incompatible_parameters');
+    expect(one.param).toBe('stop');
+    expect(thrown(() => translate({ stop: ['END', ' \n'] })).param).toBe('stop[1]');
   });
 
   it('ignores fields Anthropic has no use for', () => {
@@ -97,6 +112,31 @@ describe('toMessagesRequest: refused parameters', () => {
 });
 
 describe('toMessagesRequest: conversation shape', () => {
+  it('leaves out text that is only whitespace, which Anthropic refuses', () => {
+    const body = translate({
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: ' ' }, { type: 'text', text: 'Hi' }] },
+        { role: 'assistant', content: '\n' },
+        { role: 'user', content: 'Again' },
+        { role: 'assistant', content: '\n\n', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: ' ' },
+      ],
+    });
+    expect(body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: 'Again' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'f', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1' }] },
+    ]);
+  });
+
+  it('refuses a conversation with no message left to answer, naming messages', () => {
+    for (const messages of [[{ role: 'system' as const, content: 'Be brief.' }], [{ role: 'user' as const, content: '  ' }]]) {
+      const err = thrown(() => translate({ messages }));
+      expect(err.code).toBe('incompatible_parameters');
+      expect(err.param).toBe('messages');
+    }
+  });
+
   it('moves system and developer messages to the top-level system prompt', () => {
     const body = translate({
       messages: [

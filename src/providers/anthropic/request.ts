@@ -34,11 +34,11 @@ export function toMessagesRequest(call: ChatCall, stream: boolean): MessagesRequ
   };
   if (system !== undefined) body.system = system;
   if (req.temperature != null) body.temperature = req.temperature;
-  if (req.top_p != null) body.top_p = req.top_p;
-  if (req.stop != null) {
-    const stops = typeof req.stop === 'string' ? [req.stop] : req.stop;
-    if (stops.length > 0) body.stop_sequences = [...stops];
-  }
+  // Anthropic asks for one of the two, and its newer models refuse both with a 400; temperature is
+  // the one callers set on purpose far more often.
+  else if (req.top_p != null) body.top_p = req.top_p;
+  const stops = stopSequences(req.stop);
+  if (stops.length > 0) body.stop_sequences = stops;
   if (req.tools !== undefined && req.tools.length > 0) {
     body.tools = req.tools.map(toTool);
     const choice = toToolChoice(req.tool_choice, req.parallel_tool_calls === false);
@@ -74,6 +74,27 @@ function checkUnsupported(req: ChatCompletionRequest): void {
   }
 }
 
+/**
+ * An empty stop sequence can never match, so it is dropped; Anthropic refuses one that is only
+ * whitespace (OpenAI callers send "\n"), and without it the answer would run past where the caller
+ * wanted it cut, so that is refused here, naming the field.
+ */
+function stopSequences(stop: ChatCompletionRequest['stop']): string[] {
+  if (stop == null) return [];
+  const list = typeof stop === 'string' ? [stop] : stop;
+  const kept: string[] = [];
+  list.forEach((sequence, i) => {
+    if (sequence === '') return;
+    if (sequence.trim() === '') {
+      throw new GatewayError('incompatible_parameters', 'This provider does not accept stop sequences made only of whitespace.', {
+        param: typeof stop === 'string' ? 'stop' : `stop[${i}]`,
+      });
+    }
+    kept.push(sequence);
+  });
+  return kept;
+}
+
 function translateMessages(input: ChatMessage[]): { system: string | undefined; messages: MessageParam[] } {
   const systemParts: string[] = [];
   const turns: MessageParam[] = [];
@@ -101,6 +122,10 @@ function translateMessages(input: ChatMessage[]): { system: string | undefined; 
     }
   });
 
+  if (turns.length === 0) {
+    // OpenAI answers a conversation of system messages alone; Anthropic needs a turn to answer.
+    throw new GatewayError('incompatible_parameters', 'This provider needs at least one user or assistant message with text in it.', { param: 'messages' });
+  }
   for (const turn of turns) {
     // Anthropic wants tool results at the start of a user turn, before any text.
     if (turn.role === 'user') turn.content = stablePartition(turn.content, (b) => b.type === 'tool_result');
@@ -202,7 +227,7 @@ function toolResultBlock(msg: ChatMessage, i: number): ToolResultBlockParam {
   }
   const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: msg.tool_call_id };
   if (typeof msg.content === 'string') {
-    if (msg.content !== '') block.content = msg.content;
+    if (!isBlank(msg.content)) block.content = msg.content;
   } else if (Array.isArray(msg.content)) {
     const parts: TextBlockParam[] = msg.content.flatMap((part, j) => {
       if (part.type === 'text') return textBlocks(part.text);
@@ -213,9 +238,16 @@ function toolResultBlock(msg: ChatMessage, i: number): ToolResultBlockParam {
   return block;
 }
 
-/** Anthropic rejects empty text blocks, while OpenAI callers send "" freely (e.g. beside tool calls). */
+/**
+ * Anthropic rejects text blocks that are empty or only whitespace, while OpenAI callers send them
+ * freely ("" beside tool calls, an earlier reply that was only a line break); they say nothing.
+ */
 function textBlocks(text: string): TextBlockParam[] {
-  return text === '' ? [] : [{ type: 'text', text }];
+  return isBlank(text) ? [] : [{ type: 'text', text }];
+}
+
+function isBlank(text: string): boolean {
+  return text.trim() === '';
 }
 
 function imageBlock(url: string, param: string): ImageBlockParam {

@@ -72,6 +72,29 @@ describe('StreamTranslator', () => {
     expect(chunks(pieces)[7]?.choices[0]?.finish_reason).toBe('tool_calls');
   });
 
+  it('sends {} as the arguments of a tool called without any, when its block ends', async () => {
+    const { pieces, error } = await run([
+      START,
+      ev('content_block_start', { index: 0, content_block: { type: 'tool_use', id: 'toolu_a', name: 'now', input: {} } }),
+      ev('content_block_delta', { index: 0, delta: { type: 'input_json_delta', partial_json: '' } }),
+      ev('content_block_stop', { index: 0 }),
+      ev('content_block_start', { index: 1, content_block: { type: 'tool_use', id: 'toolu_b', name: 'f', input: {} } }),
+      ev('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '{"a":1}' } }),
+      ev('content_block_stop', { index: 1 }),
+      ev('message_delta', { delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 30 } }),
+      ev('message_stop', {}),
+    ]);
+    expect(error).toBeUndefined();
+    const args = new Map<number, string>();
+    for (const chunk of chunks(pieces)) {
+      for (const call of chunk.choices[0]?.delta.tool_calls ?? []) args.set(call.index, (args.get(call.index) ?? '') + (call.function?.arguments ?? ''));
+    }
+    expect([...args]).toEqual([
+      [0, '{}'],
+      [1, '{"a":1}'],
+    ]);
+  });
+
   it('reports usage as it arrives', () => {
     const t = new StreamTranslator(CTX);
     expect(t.usage).toBeNull();

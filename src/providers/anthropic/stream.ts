@@ -17,7 +17,6 @@ export interface StreamEvent {
 
 export interface StreamContext {
   providerId: string;
-  /** The caller's model id, echoed in every chunk instead of the upstream's. */
   /** Used for `model` until message_start names the model that serves the stream. */
   upstreamModel: string;
   created: number;
@@ -33,6 +32,8 @@ export class StreamTranslator {
   private stopReason: unknown = null;
   /** Anthropic content-block index → OpenAI tool call index. */
   private readonly toolIndexByBlock = new Map<number, number>();
+  /** Tool calls (by OpenAI index) whose arguments have not had a character yet. */
+  private readonly toolsWithoutArguments = new Set<number>();
   private finishedFlag = false;
   private model: string | undefined;
 
@@ -67,13 +68,15 @@ export class StreamTranslator {
         return this.blockStart(data);
       case 'content_block_delta':
         return this.blockDelta(data);
+      case 'content_block_stop':
+        return this.blockStop(data);
       case 'message_delta':
         this.messageDelta(data);
         return [];
       case 'message_stop':
         return this.messageStop();
       default:
-        // content_block_stop carries nothing we need; unknown event types are newer additions we can skip.
+        // Unknown event types are newer additions we can skip.
         return [];
     }
   }
@@ -104,6 +107,7 @@ export class StreamTranslator {
     this.toolIndexByBlock.set(index, toolIndex);
     // The input normally starts empty and arrives as input_json_delta; a pre-filled one is sent whole.
     const prefilled = isRecord(block.input) && Object.keys(block.input).length > 0 ? JSON.stringify(block.input) : '';
+    if (prefilled === '') this.toolsWithoutArguments.add(toolIndex);
     const call: ToolCallDelta = { index: toolIndex, id: block.id, type: 'function', function: { name: block.name, arguments: prefilled } };
     return [this.piece({ tool_calls: [call] })];
   }
@@ -118,10 +122,23 @@ export class StreamTranslator {
     if (delta.type === 'input_json_delta') {
       const toolIndex = this.toolIndexByBlock.get(data.index);
       if (toolIndex === undefined || typeof delta.partial_json !== 'string') throw malformed('an input_json_delta does not belong to a tool_use block');
-      return delta.partial_json === '' ? [] : [this.piece({ tool_calls: [{ index: toolIndex, function: { arguments: delta.partial_json } }] }, null, textTokens(delta.partial_json))];
+      if (delta.partial_json === '') return [];
+      this.toolsWithoutArguments.delete(toolIndex);
+      return [this.piece({ tool_calls: [{ index: toolIndex, function: { arguments: delta.partial_json } }] }, null, textTokens(delta.partial_json))];
     }
     // thinking, signature and citation deltas have no OpenAI counterpart.
     return [];
+  }
+
+  /**
+   * A tool called without arguments streams no input at all (or only ""): its arguments are sent
+   * as `{}` when its block ends, as OpenAI streams them and as the non-streamed answer has them,
+   * because a caller that parses the arguments it accumulated would fail on "".
+   */
+  private blockStop(data: Record<string, unknown>): StreamPiece[] {
+    const toolIndex = typeof data.index === 'number' ? this.toolIndexByBlock.get(data.index) : undefined;
+    if (toolIndex === undefined || !this.toolsWithoutArguments.delete(toolIndex)) return [];
+    return [this.piece({ tool_calls: [{ index: toolIndex, function: { arguments: '{}' } }] })];
   }
 
   private messageDelta(data: Record<string, unknown>): void {

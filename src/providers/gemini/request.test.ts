@@ -3,7 +3,7 @@ import { GatewayError } from '../../errors/index.js';
 import type { ChatCompletionRequest } from '../../protocol/chat.js';
 import type { ChatCall } from '../types.js';
 import { Cancellation } from '../../util/cancellation.js';
-import { SKIP_SIGNATURE, signaturesRequired, toGenerateContentRequest } from './request.js';
+import { SKIP_SIGNATURE, geminiGeneration, toGenerateContentRequest } from './request.js';
 import { toolCallId } from './tool-call-id.js';
 
 function makeCall(request: Partial<ChatCompletionRequest> = {}, upstreamModel = 'gemini-2.5-flash'): ChatCall {
@@ -44,9 +44,9 @@ describe('toGenerateContentRequest: basics', () => {
     expect(translate({ max_tokens: null, max_completion_tokens: null }).generationConfig?.maxOutputTokens).toBe(1024);
   });
 
-  it('maps sampling options into generationConfig', () => {
+  it('maps sampling options into generationConfig, without the penalties Gemini 2.5 and later refuse', () => {
     const config = translate({ temperature: 1.4, top_p: 0.9, stop: 'END', n: 3, seed: 7, presence_penalty: 0.5, frequency_penalty: -0.2 }).generationConfig;
-    expect(config).toEqual({ maxOutputTokens: 1024, temperature: 1.4, topP: 0.9, stopSequences: ['END'], candidateCount: 3, seed: 7, presencePenalty: 0.5, frequencyPenalty: -0.2 });
+    expect(config).toEqual({ maxOutputTokens: 1024, temperature: 1.4, topP: 0.9, stopSequences: ['END'], candidateCount: 3, seed: 7 });
     expect(translate({ stop: ['a', 'b'] }).generationConfig?.stopSequences).toEqual(['a', 'b']);
     expect(translate({ temperature: 0 }).generationConfig?.temperature).toBe(0);
   });
@@ -63,6 +63,19 @@ describe('toGenerateContentRequest: basics', () => {
     const config = translate({ response_format: { type: 'json_schema', json_schema: { name: 'x', schema, strict: true } } }).generationConfig;
     expect(config?.responseMimeType).toBe('application/json');
     expect(config?.responseJsonSchema).toEqual(schema);
+  });
+
+  it('drops JSON mode beside tools before Gemini 3, which refuses the two together, and keeps both from Gemini 3', () => {
+    const request: Partial<ChatCompletionRequest> = {
+      response_format: { type: 'json_object' },
+      tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }],
+    };
+    const older = translate(request, 'gemini-2.5-flash');
+    expect(older.tools?.[0]?.functionDeclarations?.[0]?.name).toBe('lookup');
+    expect(older.generationConfig?.responseMimeType).toBeUndefined();
+    const newer = translate(request, 'gemini-3-pro-preview');
+    expect(newer.tools?.[0]?.functionDeclarations?.[0]?.name).toBe('lookup');
+    expect(newer.generationConfig?.responseMimeType).toBe('application/json');
   });
 });
 
@@ -218,11 +231,11 @@ describe('toGenerateContentRequest: thought signatures', () => {
     expect(parts?.[0]?.thoughtSignature).toBeUndefined();
   });
 
-  it('knows which models require signatures', () => {
-    expect(signaturesRequired('gemini-3-pro-preview')).toBe(true);
-    expect(signaturesRequired('models/gemini-3.1-flash')).toBe(true);
-    expect(signaturesRequired('gemini-2.5-flash')).toBe(false);
-    expect(signaturesRequired('gemma-3-27b-it')).toBe(false);
+  it('reads the model generation from its name', () => {
+    expect(geminiGeneration('gemini-3-pro-preview')).toBe(3);
+    expect(geminiGeneration('models/gemini-3.1-flash')).toBe(3);
+    expect(geminiGeneration('gemini-2.5-flash')).toBe(2);
+    expect(geminiGeneration('gemma-3-27b-it')).toBe(0);
   });
 });
 

@@ -20,7 +20,8 @@ export function toGenerateContentRequest(call: ChatCall): GenerateContentRequest
   const req = call.request;
   checkUnsupported(req);
 
-  const { system, contents } = translateMessages(req.messages, signaturesRequired(call.upstreamModel));
+  const generation = geminiGeneration(call.upstreamModel);
+  const { system, contents } = translateMessages(req.messages, generation >= 3);
   const body: GenerateContentRequest = { contents };
   if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
   if (req.tools !== undefined && req.tools.length > 0) {
@@ -28,14 +29,17 @@ export function toGenerateContentRequest(call: ChatCall): GenerateContentRequest
     const toolConfig = toToolConfig(req.tool_choice);
     if (toolConfig !== undefined) body.toolConfig = toolConfig;
   }
-  body.generationConfig = generationConfig(req, call.defaultMaxTokens);
+  // Gemini before 3 refuses function declarations beside a JSON response type (a 400). The tools
+  // are what the caller cannot do without, so JSON mode gives way: the model is then not held to it.
+  body.generationConfig = generationConfig(req, call.defaultMaxTokens, body.tools === undefined || generation >= 3);
   return body;
 }
 
 /**
  * Parameters Gemini cannot honour and whose absence would change what the caller gets back are
  * refused; logit_bias is dropped, as elsewhere in the gateway: its token ids belong to OpenAI's
- * tokenizer and mean nothing to Gemini's.
+ * tokenizer and mean nothing to Gemini's. So are the presence and frequency penalties, sampling
+ * hints that Gemini 2.5 and later refuse with a 400 ("Penalty is not enabled for models/...").
  */
 function checkUnsupported(req: ChatCompletionRequest): void {
   if (req.logprobs === true) {
@@ -52,13 +56,17 @@ function checkUnsupported(req: ChatCompletionRequest): void {
   }
 }
 
-/** Gemini 3 and later refuse a function call without its thought signature; earlier models do not ask for one. */
-export function signaturesRequired(upstreamModel: string): boolean {
+/**
+ * The model's major version, from its name (`gemini-2.5-flash` → 2), or 0 when the name does not
+ * say. Gemini 3 and later refuse a function call without its thought signature, and take JSON mode
+ * beside tools; earlier models do neither.
+ */
+export function geminiGeneration(upstreamModel: string): number {
   const match = /gemini-(\d+)/i.exec(upstreamModel);
-  return match !== null && Number(match[1]) >= 3;
+  return match === null ? 0 : Number(match[1]);
 }
 
-function generationConfig(req: ChatCompletionRequest, defaultMaxTokens: number): GenerationConfig {
+function generationConfig(req: ChatCompletionRequest, defaultMaxTokens: number, jsonMode: boolean): GenerationConfig {
   const config: GenerationConfig = {
     // Sent even when the caller gave none, so the model's configured cap applies as with other providers.
     maxOutputTokens: req.max_completion_tokens ?? req.max_tokens ?? defaultMaxTokens,
@@ -71,10 +79,7 @@ function generationConfig(req: ChatCompletionRequest, defaultMaxTokens: number):
   }
   if (req.n != null && req.n !== 1) config.candidateCount = req.n;
   if (req.seed != null) config.seed = req.seed;
-  // Zero is the default; some Gemini models refuse penalties outright, so only a real one is sent.
-  if (req.presence_penalty != null && req.presence_penalty !== 0) config.presencePenalty = req.presence_penalty;
-  if (req.frequency_penalty != null && req.frequency_penalty !== 0) config.frequencyPenalty = req.frequency_penalty;
-  applyResponseFormat(config, req.response_format);
+  if (jsonMode) applyResponseFormat(config, req.response_format);
   return config;
 }
 
