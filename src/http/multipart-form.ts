@@ -60,6 +60,11 @@ export async function receiveForm(request: FastifyRequest, blobs: BlobStore, lim
       limits: { fileSize: limits.maxFileBytes + 1, files: limits.fileFields.length, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FIELDS + limits.fileFields.length },
     });
     for await (const part of parts) {
+      // busboy hands over a part whose Content-Disposition names no field with no fieldname at all.
+      if (typeof part.fieldname !== 'string' || part.fieldname === '') {
+        if (part.type === 'file') part.file.resume();
+        throw new GatewayError('bad_http_request', 'A part of the multipart/form-data body has no field name (Content-Disposition: form-data; name="...").');
+      }
       const name = part.fieldname.endsWith('[]') ? part.fieldname.slice(0, -2) : part.fieldname;
       if (part.type === 'field') {
         if (part.valueTruncated) throw new GatewayError('invalid_parameter', `The field ${name} is over ${MAX_FIELD_BYTES} bytes.`, { param: name });

@@ -138,6 +138,15 @@ describe('POST /v1/files', () => {
     expect([json.status, json.body.error.code]).toEqual([400, 'unsupported_content_type']);
   });
 
+  it('answers a part without a field name with 400, not a fault of the gateway', async () => {
+    for (const disposition of ['form-data', 'form-data; filename="a.bin"']) {
+      const body = `--XX\r\nContent-Disposition: ${disposition}\r\n\r\nv\r\n--XX--\r\n`;
+      const res = await fetch(`${gw.baseURL}/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'multipart/form-data; boundary=XX' }, body });
+      const error = await errorOf(res);
+      expect([error.status, error.body.error.code]).toEqual([400, 'bad_http_request']);
+    }
+  });
+
   it('refuses an unauthenticated upload before reading it', async () => {
     const error = await errorOf(await fetch(`${gw.baseURL}/files`, { method: 'POST', body: new FormData() }));
     expect([error.status, error.body.error.code]).toEqual([401, 'missing_api_key']);
