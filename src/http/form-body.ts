@@ -4,7 +4,7 @@
  * blob. The Idempotency-Key fingerprint uses the same body with each file's SHA-256 in place of
  * its blob, so that resending the same file matches.
  */
-import type { FormPart } from '../core/operations/form-input.js';
+import { receivedPart } from '../core/operations/form-input.js';
 import type { ReceivedForm } from './multipart-form.js';
 
 export function formBodies(form: ReceivedForm): { body: Record<string, unknown>; fingerprint: Record<string, unknown> } {
@@ -12,9 +12,8 @@ export function formBodies(form: ReceivedForm): { body: Record<string, unknown>;
   for (const [name, values] of form.fields) body[name] = values.length === 1 ? values[0] : [...values];
   const fingerprint: Record<string, unknown> = { ...body };
   for (const file of form.files) {
-    const part: FormPart = { filename: file.filename, content_type: file.contentType, bytes: file.blob.size, sha256: file.blob.sha256, blob_id: file.blob.id };
-    body[file.field] = part;
-    const { blob_id: _blob, ...identity } = part;
+    const identity = { filename: file.filename, content_type: file.contentType, bytes: file.blob.size, sha256: file.blob.sha256 };
+    body[file.field] = receivedPart({ ...identity, blob_id: file.blob.id });
     fingerprint[file.field] = identity;
   }
   return { body, fingerprint };

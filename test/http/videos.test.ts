@@ -98,6 +98,10 @@ describe('video jobs', () => {
     expect(byId.status).toBe(200);
     const missing = await errorOf(await post('/videos', { model: 'mock-video', prompt: 'x', input_reference: { file_id: 'file-000000000000000000000000' } }));
     expect([missing.status, missing.body.error.code]).toEqual([404, 'file_not_found']);
+    // Only the gateway's own form parsing may name a stored blob; in JSON it is an unknown field.
+    const forged = { blob_id: 'blob_0123456789abcdef01234567', bytes: 29, filename: 'a.png', content_type: 'image/png', sha256: '0' };
+    const refused = await errorOf(await post('/videos', { model: 'mock-video', prompt: 'x', input_reference: forged }));
+    expect([refused.status, refused.body.error.code, refused.body.error.param]).toEqual([400, 'invalid_parameter', 'input_reference[blob_id]']);
   });
 
   it('lists the account\'s jobs newest first, page by page', async () => {

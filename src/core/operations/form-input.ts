@@ -8,6 +8,13 @@ import type { Principal } from '../../auth/principal.js';
 import type { Files } from '../../uploads/files.js';
 import type { InputFile } from '../../providers/types.js';
 
+/**
+ * Marks the parts the HTTP layer made. A JSON body can take any shape, so without the mark a caller
+ * could write a part naming a blob of another account's upload and have it read as its own input;
+ * no JSON text can produce a symbol-keyed property.
+ */
+const RECEIVED = Symbol('received form part');
+
 /** How the HTTP layer puts a received file part in the request body it hands to an operation. */
 export interface FormPart {
   readonly filename: string;
@@ -15,10 +22,16 @@ export interface FormPart {
   readonly bytes: number;
   readonly sha256: string;
   readonly blob_id: string;
+  readonly [RECEIVED]: true;
+}
+
+/** A file part the HTTP layer received and streamed into the blob store itself. */
+export function receivedPart(part: Omit<FormPart, typeof RECEIVED>): FormPart {
+  return { ...part, [RECEIVED]: true };
 }
 
 export function isFormPart(value: unknown): value is FormPart {
-  return typeof value === 'object' && value !== null && typeof (value as FormPart).blob_id === 'string' && typeof (value as FormPart).bytes === 'number';
+  return typeof value === 'object' && value !== null && (value as Partial<FormPart>)[RECEIVED] === true;
 }
 
 /**

@@ -13,7 +13,7 @@ import { typeName } from '../../validation/ajv-errors.js';
 import type { VideoJobs } from '../../videos/video-jobs.js';
 import { videoView } from '../../videos/video-view.js';
 import type { UnaryOperation } from '../unary-service.js';
-import { inputFileOf } from './form-input.js';
+import { inputFileOf, isFormPart } from './form-input.js';
 
 export interface VideoInput {
   readonly model: string;
@@ -32,7 +32,7 @@ export function videosOperation(jobs: VideoJobs, files: Files): UnaryOperation<V
       const fields = { ...(body as Record<string, unknown>) };
       // JSON callers write {"input_reference": {"file_id": …}}; the SDK's form says input_reference[file_id].
       const nested = fields.input_reference;
-      if (typeof nested === 'object' && nested !== null && !('blob_id' in nested)) {
+      if (typeof nested === 'object' && nested !== null && !isFormPart(nested)) {
         delete fields.input_reference;
         for (const [key, value] of Object.entries(nested)) fields[`input_reference[${key}]`] = value;
       }
