@@ -44,6 +44,15 @@ describe('models', () => {
     const res = await fetch(`${gw.baseURL}/models/meta/llama-3`, { headers: { authorization: `Bearer ${gw.keys.main}` } });
     expect(res.status).toBe(200);
     expect(((await res.json()) as { id: string }).id).toBe('meta/llama-3');
+    const encoded = await fetch(`${gw.baseURL}/models/meta%2Fllama-3`, { headers: { authorization: `Bearer ${gw.keys.main}` } });
+    expect(encoded.status).toBe(200);
+  });
+
+  it('decodes the id once: a malformed or twice-encoded one is an unknown model, not a fault', async () => {
+    for (const path of ['%25E0', 'mock%252Dchat']) {
+      const { status, body } = await errorOf(await fetch(`${gw.baseURL}/models/${path}`, { headers: { authorization: `Bearer ${gw.keys.main}` } }));
+      expect([status, body.error.code]).toEqual([404, 'model_not_found']);
+    }
   });
 
   it('answers 404 not_found_error for an unknown model', async () => {

@@ -20,7 +20,8 @@ export function modelRoutes(app: FastifyInstance, catalog: ModelCatalog, limits:
 
   // A wildcard, not `:model`, because model ids may contain slashes ("meta-llama/Llama-3.1-8B").
   app.get('/models/*', { config: { endpoint: 'models' } }, async (request, reply) => {
-    const id = decodeURIComponent((request.params as { '*': string })['*']);
+    // Already percent-decoded by the router: decoding again would turn "a%2525" into "a%" and throw on "%25E0".
+    const id = (request.params as { '*': string })['*'];
     const model = catalog.get(id);
     if (model === undefined) {
       throw new GatewayError('model_not_found', `The model "${id}" does not exist. Check the id against GET /v1/models.`, { param: 'model' });
