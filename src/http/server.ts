@@ -18,6 +18,7 @@ import { answerClientError, fromFrameworkError } from './framework-errors.js';
 import { KnownRoutes } from './known-routes.js';
 import { newRequestId } from './request-id.js';
 import { sendError } from './send-error.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../validation/json-depth.js';
 import { accessLogFor } from './access-log.js';
 import { chatRoutes } from './routes/chat.js';
 import { unaryRoutes } from './routes/unary.js';
@@ -92,11 +93,16 @@ function parseJsonBody(request: FastifyRequest, body: string | Buffer, done: (er
   if (text.length === 0) return done(new GatewayError('invalid_json', 'The request body is empty; send a JSON object.'));
   const declared = request.headers['content-length'];
   request.bodyBytes = declared === undefined ? Buffer.byteLength(text) : Number(declared);
+  let value: unknown;
   try {
-    done(null, JSON.parse(text));
+    value = JSON.parse(text);
   } catch (err) {
-    done(new GatewayError('invalid_json', `The request body is not valid JSON: ${(err as Error).message}`));
+    return done(new GatewayError('invalid_json', `The request body is not valid JSON: ${(err as Error).message}`));
   }
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    return done(new GatewayError('invalid_json', `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`));
+  }
+  done(null, value);
 }
 
 export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {

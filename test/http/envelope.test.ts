@@ -61,6 +61,15 @@ describe('X-Request-Id and the envelope on every path', () => {
     expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_json' });
   });
 
+  it('answers a body nested deeper than the gateway walks with 400 invalid_json, with or without an Idempotency-Key', async () => {
+    const deep = `{"model":"mock-chat","messages":[{"role":"user","content":"hi"}],"x":${'['.repeat(500)}${']'.repeat(500)}}`;
+    for (const headers of [auth, { ...auth, 'idempotency-key': 'deep-1' }]) {
+      const { status, body } = await errorOf(await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers, body: deep }));
+      expect([status, body.error.code]).toEqual([400, 'invalid_json']);
+      expect(body.error.message).toContain('128 levels');
+    }
+  });
+
   it('answers an empty JSON body with 400 invalid_json', async () => {
     const { status, body } = await errorOf(await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: auth, body: '' }));
     expect(status).toBe(400);
