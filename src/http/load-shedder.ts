@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import { GatewayError, envelopeJson, errorHeaders } from '../errors/index.js';
 import { newRequestId } from './request-id.js';
 import { ArrivedMessage } from './request-timing.js';
+import { CONFORMANCE_SERVER_OPTIONS, ignoringExpectations, requiringHost } from './http-conformance.js';
 
 /** The event-loop monitor's sampling timer (ms); its own period is taken off what it measures. */
 const RESOLUTION_MS = 10;
@@ -100,7 +101,9 @@ export class LoadShedder {
 
   /** For Fastify's `serverFactory`: a node:http server whose listener sheds load before Fastify runs. */
   readonly serverFactory: ServerFactory = (handler, options) => {
-    const server = createServer({ IncomingMessage: ArrivedMessage }, this.listener(handler));
+    const listener = requiringHost(this.listener(handler));
+    const server = createServer({ ...CONFORMANCE_SERVER_OPTIONS, IncomingMessage: ArrivedMessage }, listener);
+    ignoringExpectations(server, listener);
     // What Fastify applies to the servers it makes itself, and not to a factory's.
     if (typeof options.keepAliveTimeout === 'number') server.keepAliveTimeout = options.keepAliveTimeout;
     if (typeof options.requestTimeout === 'number') server.requestTimeout = options.requestTimeout;

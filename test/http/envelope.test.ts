@@ -133,6 +133,43 @@ describe('X-Request-Id and the envelope on every path', () => {
     expect(body.error.code).toBe('bad_http_request');
   });
 
+  /** Writes raw bytes and reads until the server closes or a JSON body has arrived. */
+  function raw(request: string): Promise<string> {
+    return new Promise<string>((resolve, reject) => {
+      const { port } = new URL(gw.url);
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write(request));
+      let data = '';
+      const done = (): void => {
+        socket.destroy();
+        resolve(data);
+      };
+      socket.on('data', (chunk) => {
+        data += chunk.toString();
+        const head = data.indexOf('\r\n\r\n');
+        const length = /content-length: (\d+)/i.exec(data);
+        if (head !== -1 && length !== null && data.length >= head + 4 + Number(length[1])) done();
+      });
+      socket.on('close', done);
+      socket.on('error', reject);
+    });
+  }
+
+  it('answers an HTTP/1.1 request without Host with an enveloped 400, which node:http would send bare', async () => {
+    const answer = await raw('GET /healthz HTTP/1.1\r\n\r\n');
+    expect(answer).toMatch(/^HTTP\/1.1 400/);
+    expect(answer).toMatch(/x-request-id: req_/i);
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(isEnvelope(body)).toBe(true);
+    expect(body.error.code).toBe('bad_http_request');
+    expect(await raw('GET /healthz HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1.1 200/);
+  });
+
+  it('answers a request with an unknown Expect as if it had none, instead of a bare 417', async () => {
+    const answer = await raw(`GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth.authorization}\r\nExpect: foo\r\nConnection: close\r\n\r\n`);
+    expect(answer).toMatch(/^HTTP\/1.1 200/);
+    expect(answer).toMatch(/x-request-id: req_/i);
+  });
+
   it('answers a fault inside the gateway with 500 server_error, no detail, and keeps serving', async () => {
     const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: auth, body: JSON.stringify({ model: 'buggy-chat', messages: [{ role: 'user', content: 'hi' }] }) });
     const { status, requestId, body } = await errorOf(res);
