@@ -215,15 +215,17 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       await store.putFile(file(5, 'other'));
       expect(await store.getFile(file(2).id)).toEqual(file(2));
       const ids = (files: FileRecord[]): string[] => files.map((f) => f.filename);
-      expect(ids(await store.listFiles('m1', { limit: 2, order: 'desc' }))).toEqual(['f4.wav', 'f3.wav']);
-      expect(ids(await store.listFiles('m1', { limit: 2, order: 'desc', after: file(3).id }))).toEqual(['f2.wav', 'f1.wav']);
-      expect(ids(await store.listFiles('m1', { limit: 10, order: 'asc', after: file(2).id }))).toEqual(['f3.wav', 'f4.wav']);
+      expect(ids(await store.listFiles('m1', { limit: 2, order: 'desc' }, now - 10))).toEqual(['f4.wav', 'f3.wav']);
+      expect(ids(await store.listFiles('m1', { limit: 2, order: 'desc', after: file(3).id }, now - 10))).toEqual(['f2.wav', 'f1.wav']);
+      expect(ids(await store.listFiles('m1', { limit: 10, order: 'asc', after: file(2).id }, now - 10))).toEqual(['f3.wav', 'f4.wav']);
+      // A file past its expiry is left out before the sweep deletes it.
+      expect(ids(await store.listFiles('m1', { limit: 10, order: 'desc' }, now))).toEqual(['f3.wav', 'f2.wav', 'f1.wav']);
       // Another account's cursor is no cursor at all.
-      expect(await store.listFiles('m1', { limit: 10, order: 'asc', after: file(5, 'other').id })).toEqual([]);
+      expect(await store.listFiles('m1', { limit: 10, order: 'asc', after: file(5, 'other').id }, now)).toEqual([]);
       expect(await store.deleteExpiredFiles(now, 10)).toEqual([file(4).blobId]);
       expect(await store.deleteFile(file(1).id)).toBe(file(1).blobId);
       expect(await store.deleteFile(file(1).id)).toBeUndefined();
-      expect(ids(await store.listFiles('m1', { limit: 10, order: 'asc' }))).toEqual(['f2.wav', 'f3.wav']);
+      expect(ids(await store.listFiles('m1', { limit: 10, order: 'asc' }, now))).toEqual(['f2.wav', 'f3.wav']);
     });
 
     it('keeps video jobs, updates them only in the expected status, and leases due jobs to one owner at a time', async () => {

@@ -68,7 +68,7 @@ export class Files {
   }
 
   list(accountId: string, page: ListPage): Promise<FileRecord[]> {
-    return this.store.listFiles(accountId, page);
+    return this.store.listFiles(accountId, page, Date.now());
   }
 
   async delete(accountId: string, id: string): Promise<FileRecord> {
