@@ -65,17 +65,22 @@ type IdParams = { Params: { id: string } };
 export function adminPlugin(deps: AdminDeps, accessLog: AccessLog): FastifyPluginCallback {
   return (app, _options, done) => {
     if (deps.adminToken === undefined) {
-      const off = (): never => {
-        throw new GatewayError('admin_api_disabled', 'The admin API is off: set server.admin_token in the configuration (16 characters or more) to turn it on.');
+      // Answered before any body is read: a malformed one must not turn the 404 into a 400.
+      app.addHook('onRequest', (_request, _reply, next) => {
+        next(new GatewayError('admin_api_disabled', 'The admin API is off: set server.admin_token in the configuration (16 characters or more) to turn it on.'));
+      });
+      const unreachable = (): never => {
+        throw new GatewayError('internal_error', 'An admin route ran with the admin API off.');
       };
-      app.all('/', off);
-      app.all('/*', off);
+      app.all('/', unreachable);
+      app.all('/*', unreachable);
       return done();
     }
     const check = adminTokenCheck(deps.adminToken);
     app.addHook('onRequest', (request, _reply, next) => {
       try {
         check(request.headers.authorization);
+        refuseUnknownQuery(request);
         next();
       } catch (err) {
         next(err as Error);
@@ -84,6 +89,22 @@ export function adminPlugin(deps: AdminDeps, accessLog: AccessLog): FastifyPlugi
     new AdminRoutes(deps, accessLog).register(app);
     done();
   };
+}
+
+/** Only the routes that list with filters take a query; elsewhere a parameter would be silently ignored. */
+function refuseUnknownQuery(request: FastifyRequest): void {
+  if (request.routeOptions.config.takesQuery === true) return;
+  const name = Object.keys(request.query as Record<string, unknown>)[0];
+  if (name !== undefined) throw new GatewayError('invalid_parameter', `Unknown query parameter ${name}: this route takes none.`, { param: name });
+}
+
+const TAKES_QUERY = { config: { takesQuery: true } };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** An admin route whose query string is validated by the route itself. */
+    takesQuery?: boolean;
+  }
 }
 
 class AdminRoutes {
@@ -103,13 +124,13 @@ class AdminRoutes {
     app.patch<IdParams>('/accounts/:id', (request, reply) => this.updateAccount(request, reply));
     app.post<IdParams>('/accounts/:id/topups', (request, reply) => this.changeBalance(request, reply, 'topup'));
     app.post<IdParams>('/accounts/:id/adjustments', (request, reply) => this.changeBalance(request, reply, 'adjustment'));
-    app.get<IdParams>('/accounts/:id/ledger', (request, reply) => this.ledger(request, reply));
+    app.get<IdParams>('/accounts/:id/ledger', TAKES_QUERY, (request, reply) => this.ledger(request, reply));
     app.post<IdParams>('/accounts/:id/keys', (request, reply) => this.createKey(request, reply));
     app.get<IdParams>('/accounts/:id/keys', (request, reply) => this.listKeys(request, reply));
     app.get<IdParams>('/keys/:id', async (request, reply) => this.send<ApiKeyView>(reply, 200, apiKeyView(await this.apiKey(request.params.id))));
     app.patch<IdParams>('/keys/:id', (request, reply) => this.updateKey(request, reply));
     app.delete<IdParams>('/keys/:id', (request, reply) => this.deleteKey(request, reply));
-    app.get('/usage', (request, reply) => this.usage(request, reply));
+    app.get('/usage', TAKES_QUERY, (request, reply) => this.usage(request, reply));
   }
 
   private send<T>(reply: FastifyReply, status: number, body: T): FastifyReply {

@@ -104,6 +104,13 @@ describe('the admin token', () => {
     expect(res.status).toBe(401);
   });
 
+  it('refuses query parameters on routes that take none, naming the parameter, and does nothing', async () => {
+    await fails(admin('POST', '/accounts?dry_run=true', JSON.stringify({ id: 'never-made', tier: 'standard' })), 400, 'invalid_parameter', 'dry_run');
+    await fails(admin('GET', '/accounts/never-made'), 404, 'account_not_found');
+    await fails(admin('GET', '/accounts?limit=1'), 400, 'invalid_parameter', 'limit');
+    await fails(admin('DELETE', '/keys/x?force=1'), 400, 'invalid_parameter', 'force');
+  });
+
   it('answers unknown admin paths 404 route_not_found and wrong methods with Allow', async () => {
     await fails(admin('GET', '/nothing-here'), 404, 'route_not_found');
     const res = await admin('PUT', '/accounts');
@@ -119,6 +126,9 @@ describe('the admin token', () => {
         const error = await fails(Promise.resolve(res), 404, 'admin_api_disabled');
         expect(error.message).toContain('server.admin_token');
       }
+      // Before the body: a malformed one is no reason to answer otherwise.
+      const malformed = await fetch(`${plain.url}/admin/v1/accounts`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: '{' });
+      await fails(Promise.resolve(malformed), 404, 'admin_api_disabled');
       expect((await plain.gateway.store.listAccounts()).map((a): unknown => a.id)).toEqual(['acct']);
     } finally {
       await plain.close();
