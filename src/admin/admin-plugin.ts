@@ -14,10 +14,10 @@ import { GatewayError } from '../errors/index.js';
 import { generateApiKey } from '../auth/api-key.js';
 import type { KeyCache } from '../auth/key-cache.js';
 import type { CreditGate } from '../billing/types.js';
-import type { AccountRecord, ApiKeyRecord, LedgerKind, Store } from '../storage/types.js';
+import { BalanceOutOfRangeError, MAX_BALANCE_MICROS, type AccountRecord, type ApiKeyRecord, type LedgerKind, type Store } from '../storage/types.js';
 import type { AccessLog } from '../http/access-log.js';
 import { adminTokenCheck } from './admin-token.js';
-import { microsFromCredits } from './money.js';
+import { formatMicros, microsFromCredits } from './money.js';
 import {
   validateBalanceChange,
   validateCreateAccount,
@@ -202,7 +202,13 @@ class AdminRoutes {
     const amount = microsFromCredits(body.credits, 'credits', kind === 'topup' ? 'positive' : 'non-zero');
     const { id } = request.params;
     await this.account(id);
-    const account = await this.store.addLedgerEntry({ accountId: id, kind, amountMicros: amount, requestId: request.id, apiKeyId: null, note: body.note ?? null });
+    let account: AccountRecord;
+    try {
+      account = await this.store.addLedgerEntry({ accountId: id, kind, amountMicros: amount, requestId: request.id, apiKeyId: null, note: body.note ?? null });
+    } catch (err) {
+      if (!(err instanceof BalanceOutOfRangeError)) throw err;
+      throw new GatewayError('invalid_parameter', `This would take the balance of account "${id}" beyond ±${formatMicros(MAX_BALANCE_MICROS)} credits, the most a balance can hold exactly.`, { param: 'credits' });
+    }
     this.deps.credits.balanceMoved(id, amount);
     this.deps.keys.invalidateAccount(id);
     // The entry just written: the newest of this request's id (one entry of a kind per request).

@@ -174,7 +174,8 @@ export const AccountSchema = Type.Object(
     id: Id,
     name: Type.Optional(Type.String()),
     tier: Type.String({ minLength: 1 }),
-    credits: Type.Number({ minimum: 0, default: 0 }),
+    // The most a balance holds exactly (storage/types.ts, MAX_BALANCE_MICROS).
+    credits: Type.Number({ minimum: 0, maximum: 9_000_000_000, default: 0 }),
     keys: Type.Array(KeySchema, { default: [] }),
   },
   { additionalProperties: false },

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it, beforeEach, afterEach } from 'vitest';
 import type { FileRecord, VideoJobRecord, IdempotencyRecord, Store, UsageRecord } from './types.js';
+import { BalanceOutOfRangeError, MAX_BALANCE_MICROS } from './types.js';
 
 export function storeConformance(name: string, open: () => Promise<Store>): void {
   describe(`Store conformance: ${name}`, () => {
@@ -93,6 +94,11 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect((await store.getAccount('m1'))?.balanceMicros).toBe(4_000);
       expect(await store.ledgerSum('m1')).toBe(4_000);
       await expect(store.addLedgerEntry({ accountId: 'ghost', kind: 'topup', amountMicros: 1, requestId: null, apiKeyId: null, note: null })).rejects.toThrow();
+      // Past the bound nothing is written: neither the entry nor the balance.
+      const before = await store.getAccount('m1');
+      await expect(store.addLedgerEntry({ accountId: 'm1', kind: 'topup', amountMicros: MAX_BALANCE_MICROS, requestId: null, apiKeyId: null, note: 'too much' })).rejects.toBeInstanceOf(BalanceOutOfRangeError);
+      expect(await store.getAccount('m1')).toEqual(before);
+      expect((await store.listLedger('m1', 100)).some((e) => e.note === 'too much')).toBe(false);
     });
 
     it('commits settlements in one batch and charges each request once', async () => {

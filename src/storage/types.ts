@@ -54,6 +54,20 @@ export interface LedgerEntry {
 
 export type NewLedgerEntry = Omit<LedgerEntry, 'id' | 'createdAt'>;
 
+/**
+ * How far a balance may go either way: 9 × 10^9 credits in micros, inside 2^53, so that balances
+ * and sums of ledger amounts stay exact as JavaScript numbers (and far inside a 64-bit integer).
+ */
+export const MAX_BALANCE_MICROS = 9_000_000_000_000_000;
+
+/** A ledger entry refused because the balance would leave ±MAX_BALANCE_MICROS; nothing was written. */
+export class BalanceOutOfRangeError extends Error {
+  constructor(readonly accountId: string) {
+    super(`The balance of account "${accountId}" would leave the range of ±${MAX_BALANCE_MICROS} micros.`);
+    this.name = 'BalanceOutOfRangeError';
+  }
+}
+
 /** What one finished request did, for usage reports. */
 export interface UsageRecord {
   requestId: string;
@@ -236,7 +250,10 @@ export interface Store {
   deleteApiKey(id: string): Promise<boolean>;
   listAccounts(): Promise<AccountRecord[]>;
 
-  /** Appends one entry and moves the balance by its amount, atomically; returns the account after. */
+  /**
+   * Appends one entry and moves the balance by its amount, atomically; returns the account after.
+   * Throws BalanceOutOfRangeError, writing nothing, if the balance would leave ±MAX_BALANCE_MICROS.
+   */
   addLedgerEntry(entry: NewLedgerEntry): Promise<AccountRecord>;
   /**
    * Commits finished requests in one transaction: charges (each request charged once, however

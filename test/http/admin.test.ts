@@ -251,6 +251,16 @@ describe('credits: top-ups, adjustments and the ledger', () => {
     expect(await ok(admin('GET', `/accounts/${id}`))).toMatchObject({ balance_micros: 300_000, balance: 0.3 });
   });
 
+  it('refuses a change that would take the balance past what it holds exactly, writing nothing', async () => {
+    const id = await newAccount(0);
+    for (let i = 0; i < 9; i++) await ok(admin('POST', `/accounts/${id}/topups`, { credits: 1_000_000_000 }), 201);
+    await fails(admin('POST', `/accounts/${id}/topups`, { credits: 0.000001 }), 400, 'invalid_parameter', 'credits');
+    const ledger = await ok(admin('GET', `/accounts/${id}/ledger`));
+    expect((ledger.data as Json[]).length).toBe(9);
+    expect(ledger.balance_micros).toBe(9_000_000_000_000_000);
+    await ok(admin('POST', `/accounts/${id}/adjustments`, { credits: -1 }), 201);
+  });
+
   it('adjusts either way, even below zero', async () => {
     const id = await newAccount(2);
     const down = await ok(admin('POST', `/accounts/${id}/adjustments`, { credits: -0.75, note: 'refund of a mistaken top-up' }), 201);

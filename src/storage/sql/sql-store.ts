@@ -34,6 +34,7 @@ import type {
   UsageQuery,
   UsageRow,
 } from '../types.js';
+import { BalanceOutOfRangeError, MAX_BALANCE_MICROS } from '../types.js';
 
 const DAY_MS = 86_400_000;
 
@@ -185,10 +186,13 @@ export class SqlStore implements Store {
         .updateTable('accounts')
         .set((eb) => ({ balance_micros: eb('balance_micros', '+', entry.amountMicros) }))
         .where('id', '=', entry.accountId)
+        .where((eb) => eb.between(eb('balance_micros', '+', entry.amountMicros), -MAX_BALANCE_MICROS, MAX_BALANCE_MICROS))
         .returning(['id', 'name', 'tier', 'balance_micros', 'created_at'])
         .executeTakeFirst();
-      if (row === undefined) throw new Error(`no account "${entry.accountId}"`);
-      return toAccount(row);
+      if (row !== undefined) return toAccount(row);
+      // Throwing rolls the entry back with the transaction.
+      const exists = await trx.selectFrom('accounts').select('id').where('id', '=', entry.accountId).executeTakeFirst();
+      throw exists === undefined ? new Error(`no account "${entry.accountId}"`) : new BalanceOutOfRangeError(entry.accountId);
     });
   }
 
