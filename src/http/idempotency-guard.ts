@@ -6,6 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Principal } from '../auth/principal.js';
+import { toGatewayError } from '../errors/index.js';
 import { assertModelAllowed } from '../auth/authenticator.js';
 import type { Idempotency } from '../idempotency/idempotency.js';
 import type { IdempotentCall } from '../idempotency/idempotent-call.js';
@@ -36,7 +37,8 @@ export async function guardIdempotent(
   request: FastifyRequest,
   reply: FastifyReply,
   deps: IdempotencyGuardDeps,
-  modality: Modality,
+  /** The replay is counted against this modality's requests per minute; null for endpoints without limits. */
+  modality: Modality | null,
   /** What identifies the request: the body, or for a form its fields and its files' digests. */
   fingerprintBody: unknown = request.body,
   beforeReplay?: (record: IdempotencyRecord) => Promise<void>,
@@ -53,15 +55,15 @@ export async function guardIdempotent(
   return REPLAYED;
 }
 
-async function replay(request: FastifyRequest, reply: FastifyReply, deps: IdempotencyGuardDeps, modality: Modality, record: IdempotencyRecord): Promise<void> {
+async function replay(request: FastifyRequest, reply: FastifyReply, deps: IdempotencyGuardDeps, modality: Modality | null, record: IdempotencyRecord): Promise<void> {
   const principal = request.principal as Principal;
   const body = request.body as { model?: unknown } | null;
   const model = typeof body?.model === 'string' ? body.model : '';
   // Another key of the account may have made the record: this key's model scope still applies.
   if (model !== '') assertModelAllowed(principal, model);
-  const plan = replayPlan(deps.plans.planFor(principal.tier.name, model, modality));
+  const plan = modality === null ? null : replayPlan(deps.plans.planFor(principal.tier.name, model, modality));
   let limitHeaders: Readonly<Record<string, string>> = {};
-  if (plan.requestsPerMinute !== null || plan.tokensPerMinute !== null) {
+  if (plan !== null && (plan.requestsPerMinute !== null || plan.tokensPerMinute !== null)) {
     const admission = await deps.limiter.admit({ keyId: principal.key.id, requestId: request.id, plan, tokens: 0 });
     admission.settle({ tokens: 0, failed: false });
     limitHeaders = admission.headers;
@@ -82,4 +84,43 @@ function replayedHeaders(record: IdempotencyRecord): Record<string, string> {
   for (const [name, value] of Object.entries(record.headers)) if (name !== 'retry-after' && name !== 'retry-after-ms') headers[name] = value;
   headers['x-should-retry'] = 'false';
   return headers;
+}
+
+/** A JSON answer of an endpoint that charges nothing. */
+export interface PlainAnswer {
+  readonly status: number;
+  readonly body: string;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Runs a POST that charges nothing (an upload, a cancel) under the request's Idempotency-Key, if
+ * it has one: the outcome, success or refusal, is recorded by the rule every keyed request follows
+ * and committed on its own, before it is answered. Returns the answer to send, or REPLAYED once the
+ * recorded one was sent.
+ */
+export async function runIdempotent(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: IdempotencyGuardDeps,
+  fingerprintBody: unknown,
+  run: () => Promise<PlainAnswer>,
+): Promise<PlainAnswer | typeof REPLAYED> {
+  if (request.headers[IDEMPOTENCY_HEADER] === undefined) return run();
+  const call = await guardIdempotent(request, reply, deps, null, fingerprintBody);
+  if (call === REPLAYED || call === null) return call === null ? run() : REPLAYED;
+  try {
+    let answer: PlainAnswer;
+    try {
+      answer = await run();
+    } catch (err) {
+      await deps.idempotency.commit(call.recordError(toGatewayError(err)));
+      throw err;
+    }
+    await deps.idempotency.commit(call.recordFor(answer.status, { 'content-type': JSON_TYPE }, answer.body));
+    return answer;
+  } finally {
+    void call.finish();
+  }
 }

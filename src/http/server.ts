@@ -201,9 +201,9 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
           ],
           unaryDeps,
         );
-        fileRoutes(forms, deps.files, deps.uploads.contentTypes, accessLog);
+        fileRoutes(forms, deps.files, deps.uploads.contentTypes, accessLog, deps.idempotency);
       });
-      videoRoutes(v1, deps.videos, deps.assets, deps.assetRetentionMs, accessLog);
+      videoRoutes(v1, deps.videos, deps.assets, deps.assetRetentionMs, accessLog, deps.idempotency);
       assetRoutes(v1, deps.assets, accessLog, deps.publicUrl);
       done();
     },

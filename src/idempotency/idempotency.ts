@@ -10,7 +10,7 @@ import { GatewayError, toGatewayError } from '../errors/index.js';
 import type { IdempotencyRecord, Store } from '../storage/types.js';
 import type { IdempotencyClaims } from './claims.js';
 import { idempotencyRecordId } from './fingerprint.js';
-import { IdempotentCall } from './idempotent-call.js';
+import { IdempotentCall, type PendingRecord } from './idempotent-call.js';
 import { PeriodicTask } from '../util/periodic-task.js';
 
 export type IdempotencyStart = { readonly kind: 'execute'; readonly call: IdempotentCall } | { readonly kind: 'replay'; readonly record: IdempotencyRecord };
@@ -71,6 +71,23 @@ export class Idempotency {
       return replayOf(finished, fingerprint);
     }
     return { kind: 'execute', call: new IdempotentCall(this.claims, id, accountId, fingerprint, requestId, this.settings.lifetimeMs) };
+  }
+
+  /**
+   * Commits the record of a request that charges nothing (an upload, a cancel), so has no
+   * settlement to carry it. A record that cannot be committed is logged, not thrown: the request
+   * itself succeeded, and a resend will run it again.
+   */
+  async commit(pending: PendingRecord | null): Promise<void> {
+    if (pending === null) return;
+    const { record } = pending;
+    try {
+      await this.store.commitSettlements([{ requestId: record.requestId, charge: null, releaseReservation: false, usage: null, idempotency: record }]);
+    } catch (err) {
+      this.logger.error({ err, request_id: record.requestId }, 'could not record the outcome of a request with an Idempotency-Key; a resend will run it again');
+    } finally {
+      pending.settled();
+    }
   }
 
   private async lookup(id: string): Promise<IdempotencyRecord | undefined> {

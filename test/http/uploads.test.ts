@@ -138,6 +138,28 @@ describe('POST /v1/files', () => {
     expect([json.status, json.body.error.code]).toEqual([400, 'unsupported_content_type']);
   });
 
+  it('runs an upload once per Idempotency-Key: the same file again is replayed, another is 409, a bad key 400', async () => {
+    const upload = (bytes: string, key: string): Promise<Response> => {
+      const form = new FormData();
+      form.set('purpose', 'user_data');
+      form.set('file', new Blob([bytes], { type: 'audio/wav' }), 'same.wav');
+      return fetch(`${gw.baseURL}/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys.main}`, 'idempotency-key': key }, body: form });
+    };
+    const first = await upload('RIFF-once', 'upload-1');
+    expect(first.status).toBe(200);
+    const created = (await first.json()) as { id: string };
+    const before = storedBlobs().length;
+    const again = await upload('RIFF-once', 'upload-1');
+    expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([200, 'true']);
+    expect(((await again.json()) as { id: string }).id).toBe(created.id);
+    const other = await errorOf(await upload('RIFF-other', 'upload-1'));
+    expect([other.status, other.body.error.code]).toEqual([409, 'idempotency_key_reused']);
+    const bad = await errorOf(await upload('RIFF-once', 'a b'));
+    expect([bad.status, bad.body.error.code]).toEqual([400, 'invalid_idempotency_key']);
+    // The bytes of the resends are not kept.
+    expect(storedBlobs().length).toBe(before);
+  });
+
   it('answers a part without a field name with 400, not a fault of the gateway', async () => {
     for (const disposition of ['form-data', 'form-data; filename="a.bin"']) {
       const body = `--XX\r\nContent-Disposition: ${disposition}\r\n\r\nv\r\n--XX--\r\n`;

@@ -140,9 +140,13 @@ describe('video jobs', () => {
     const content = await errorOf(await fetch(`${gw.baseURL}/videos/${job.id}/content`, { headers: { authorization: `Bearer ${gw.keys.main}` } }));
     expect(content.status).toBe(409);
 
-    const cancelled = (await (await post(`/videos/${job.id}/cancel`, {})).json()) as { status: string };
+    const cancelled = (await (await post(`/videos/${job.id}/cancel`, {}, { 'idempotency-key': 'stop-1' })).json()) as { status: string };
     expect(cancelled.status).toBe('cancelled');
     expect(await balance()).toBe(before);
+    // Resent under its key, the cancel gets its first answer back rather than "already finished".
+    const resent = await post(`/videos/${job.id}/cancel`, {}, { 'idempotency-key': 'stop-1' });
+    expect([resent.status, resent.headers.get('idempotent-replayed')]).toEqual([200, 'true']);
+    expect(((await resent.json()) as { status: string }).status).toBe('cancelled');
     const again = await errorOf(await post(`/videos/${job.id}/cancel`, {}));
     expect([again.status, again.body.error.code]).toEqual([409, 'video_job_finished']);
     // Finished now: the creation is replayed, and the job can be deleted.

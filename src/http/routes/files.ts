@@ -12,7 +12,9 @@ import type { ContentTypeFilter } from '../../uploads/content-types.js';
 import type { FileRecord } from '../../storage/types.js';
 import type { BlobRange } from '../../storage/blobs/types.js';
 import type { AccessLog } from '../access-log.js';
-import { receiveForm } from '../multipart-form.js';
+import { receiveForm, type FormFile } from '../multipart-form.js';
+import { formBodies } from '../form-body.js';
+import { REPLAYED, runIdempotent, type IdempotencyGuardDeps } from '../idempotency-guard.js';
 import { sendContent } from '../send-content.js';
 import { listBody, listPageOf } from '../list-query.js';
 
@@ -23,23 +25,31 @@ interface FileParams {
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PURPOSE = /^[a-z][a-z0-9_-]{0,63}$/;
 
-export function fileRoutes(app: FastifyInstance, files: Files, contentTypes: ContentTypeFilter, accessLog: AccessLog): void {
+export function fileRoutes(app: FastifyInstance, files: Files, contentTypes: ContentTypeFilter, accessLog: AccessLog, idempotency: IdempotencyGuardDeps): void {
   const config = { endpoint: 'files' };
 
   app.post('/files', { config }, async (request, reply) => {
     const form = await receiveForm(request, files.blobs, { maxFileBytes: files.settings.maxBytes, fileFields: ['file'], contentTypes });
+    let kept: FormFile | undefined;
     try {
-      const file = form.files[0];
-      if (file === undefined) throw new GatewayError('missing_required_parameter', 'Send the file to upload in the multipart field "file".', { param: 'file' });
-      const purpose = form.fields.get('purpose')?.[0];
-      if (purpose === undefined) throw new GatewayError('missing_required_parameter', 'Say what the file is for in the field "purpose" (e.g. "user_data").', { param: 'purpose' });
-      if (!PURPOSE.test(purpose)) throw new GatewayError('invalid_parameter', 'purpose must be a lower-case word such as "user_data" or "vision".', { param: 'purpose' });
-      const record = await files.save({ accountId: accountOf(request), filename: file.filename, purpose, blob: file.blob });
-      await form.discard([file]);
-      return send(request, reply, 200, fileView(record));
-    } catch (err) {
-      await form.discard();
-      throw err;
+      // The same file resent under its key matches by its digest, not by the blob it landed in.
+      const answer = await runIdempotent(request, reply, idempotency, formBodies(form).fingerprint, async () => {
+        const file = form.files[0];
+        if (file === undefined) throw new GatewayError('missing_required_parameter', 'Send the file to upload in the multipart field "file".', { param: 'file' });
+        const purpose = form.fields.get('purpose')?.[0];
+        if (purpose === undefined) throw new GatewayError('missing_required_parameter', 'Say what the file is for in the field "purpose" (e.g. "user_data").', { param: 'purpose' });
+        if (!PURPOSE.test(purpose)) throw new GatewayError('invalid_parameter', 'purpose must be a lower-case word such as "user_data" or "vision".', { param: 'purpose' });
+        const record = await files.save({ accountId: accountOf(request), filename: file.filename, purpose, blob: file.blob });
+        kept = file;
+        return { status: 200, body: JSON.stringify(fileView(record)) };
+      });
+      if (answer === REPLAYED) {
+        accessLog(reply, reply.statusCode);
+        return reply;
+      }
+      return send(request, reply, answer.status, answer.body);
+    } finally {
+      await form.discard(kept === undefined ? [] : [kept]);
     }
   });
 
@@ -68,7 +78,7 @@ export function fileRoutes(app: FastifyInstance, files: Files, contentTypes: Con
   });
 
   function send(request: FastifyRequest, reply: FastifyReply, status: number, body: unknown): FastifyReply {
-    reply.code(status).header('x-request-id', request.id).header('content-type', JSON_TYPE).send(JSON.stringify(body));
+    reply.code(status).header('x-request-id', request.id).header('content-type', JSON_TYPE).send(typeof body === 'string' ? body : JSON.stringify(body));
     accessLog(reply, status);
     return reply;
   }

@@ -14,6 +14,7 @@ import type { VideoJobRecord } from '../../storage/types.js';
 import type { BlobRange } from '../../storage/blobs/types.js';
 import { videoInFlight } from '../../protocol/videos.js';
 import type { AccessLog } from '../access-log.js';
+import { REPLAYED, runIdempotent, type IdempotencyGuardDeps } from '../idempotency-guard.js';
 import { sendContent } from '../send-content.js';
 import { listBody, listPageOf } from '../list-query.js';
 
@@ -23,7 +24,7 @@ interface VideoParams {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-export function videoRoutes(app: FastifyInstance, jobs: VideoJobs, assets: Assets, assetRetentionMs: number, accessLog: AccessLog): void {
+export function videoRoutes(app: FastifyInstance, jobs: VideoJobs, assets: Assets, assetRetentionMs: number, accessLog: AccessLog, idempotency: IdempotencyGuardDeps): void {
   const config = { endpoint: 'videos' };
   const view = (job: VideoJobRecord) => videoView(job, job.completedAt === null || job.assetId === null ? null : job.completedAt + assetRetentionMs);
 
@@ -59,7 +60,15 @@ export function videoRoutes(app: FastifyInstance, jobs: VideoJobs, assets: Asset
   });
 
   app.post<{ Params: VideoParams }>('/videos/:video_id/cancel', { config }, async (request, reply) => {
-    return send(request, reply, 200, JSON.stringify(view(await jobs.cancel(accountOf(request), request.params.video_id))));
+    // The method and path are the whole request: a resend under the key gets the first answer back.
+    const answer = await runIdempotent(request, reply, idempotency, null, async () => {
+      return { status: 200, body: JSON.stringify(view(await jobs.cancel(accountOf(request), request.params.video_id))) };
+    });
+    if (answer === REPLAYED) {
+      accessLog(reply, reply.statusCode);
+      return reply;
+    }
+    return send(request, reply, answer.status, answer.body);
   });
 
   app.delete<{ Params: VideoParams }>('/videos/:video_id', { config }, async (request, reply) => {
