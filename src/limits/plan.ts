@@ -28,6 +28,14 @@ export interface LimitPlan {
 
 const TIER_POOL = '*';
 
+/**
+ * The requests per minute of a tier that sets none. Every answer of a limited endpoint, and every
+ * 429 whatever quantity ran out, carries X-RateLimit-Limit, -Remaining and -Reset (spec 8), which
+ * are requests per minute: so every tier has such a limit, this one high enough (about 16,700 a
+ * second for one key) never to be what refuses a request in practice.
+ */
+export const DEFAULT_REQUESTS_PER_MINUTE = 1_000_000;
+
 function quota(own: number | undefined, ownPool: string, inherited: number | undefined): Quota | null {
   if (own !== undefined) return { limit: own, pool: ownPool };
   return inherited === undefined ? null : { limit: inherited, pool: TIER_POOL };
@@ -42,7 +50,7 @@ export class TierLimits {
     private readonly tier: string,
     config: TierConfig,
   ) {
-    this.base = config.limits;
+    this.base = { ...config.limits, requests_per_minute: config.limits.requests_per_minute ?? DEFAULT_REQUESTS_PER_MINUTE };
     this.groups = config.model_limits.map((group, i) => ({ models: new GlobList(group.models), limits: group.limits, pool: `${tier}/${i}` }));
   }
 

@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { errorOf, isEnvelope, startGateway, type HarnessOptions, type RunningGateway } from '../support/gateway-harness.js';
 import { clearPrefix, redisAvailable, uniquePrefix } from '../support/redis.js';
+import { DEFAULT_REQUESTS_PER_MINUTE } from '../../src/limits/plan.js';
 
 type Backend = 'memory' | 'redis';
 const prefixes: string[] = [];
@@ -215,6 +216,10 @@ describe.each(['memory', 'redis'] as const)('rate limits on %s', (backend) => {
     expect(Math.abs(Number(res.headers.get('retry-after')) - toMidnight)).toBeLessThan(5);
     // A wait of hours: the SDKs must not sleep on it.
     expect(res.headers.get('x-should-retry')).toBe('false');
+    // Spec 8: every 429 carries the requests-per-minute headers too; a tier that sets none has the default.
+    expect(res.headers.get('x-ratelimit-limit')).toBe(String(DEFAULT_REQUESTS_PER_MINUTE));
+    expect(res.headers.get('x-ratelimit-remaining')).not.toBeNull();
+    expect(res.headers.get('x-ratelimit-reset')).not.toBeNull();
   });
 
   it('limits requests in flight and frees each slot when its request ends', async () => {
@@ -223,6 +228,7 @@ describe.each(['memory', 'redis'] as const)('rate limits on %s', (backend) => {
     expect(results.map((r) => r.status).sort()).toEqual([200, 200, 429, 429, 429]);
     const refused = results.find((r) => r.status === 429) as Response;
     expect(refused.headers.get('retry-after')).toBe('1');
+    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset']) expect(refused.headers.get(h), h).not.toBeNull();
     expect((await errorOf(refused)).body.error.code).toBe('too_many_requests_in_flight');
     await eventually(async () => expect((await limitsOf(gw, 'slow-chat')).in_flight).toEqual({ limit: 2, remaining: 2 }));
     expect((await chat(gw, { model: 'broken-chat' })).status).toBe(502);
