@@ -437,6 +437,23 @@ describe('OpenAI adapter: upstream errors', () => {
     expect(error.status).toBe(502);
   });
 
+  it('a stream event cut short is upstream_malformed_response after what came before it, not relayed', async () => {
+    const chunk = '{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}]}';
+    const server = await rawServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`data: ${chunk}\n\ndata: ${chunk} \n\ndata: {"id":"c","object":"chat.completion.chunk","choi\n\ndata: [DONE]\n\n`);
+    });
+    const raw = createOpenAIAdapter(providerConfig(server.url), { connectTimeoutMs: 2_000 });
+    try {
+      const { pieces, error } = await collectUntilFailure(await raw.chatStream(chatCall({ stream: true })));
+      expect(pieces.map((p) => p.data)).toEqual([chunk, `${chunk} `]);
+      expect(error.code).toBe('upstream_malformed_response');
+    } finally {
+      await raw.close();
+      await server.close();
+    }
+  });
+
   it('a 2xx that is not an event stream fails chatStream with upstream_malformed_response', async () => {
     fake.behave({ kind: 'not_json_content_type' });
     const error = await failure(adapter.chatStream(chatCall({ stream: true })));

@@ -1,7 +1,9 @@
 /**
  * Relaying an OpenAI-compatible event stream. Chunks are passed on as the exact text the upstream
  * sent: parsing and re-serialising every chunk would halve throughput. Only cheap substring
- * checks run per chunk; JSON.parse runs only on the few chunks that carry usage or an error.
+ * checks run per chunk; JSON.parse runs only on the few chunks that carry usage or an error. The
+ * check that a chunk is an object, opened and closed, catches what a cut or garbled stream
+ * actually sends (a frame cut short), not every possible invalid JSON text.
  */
 import { StringDecoder } from 'node:string_decoder';
 import { GatewayError } from '../../errors/index.js';
@@ -119,6 +121,9 @@ export class OpenAIChatStream implements ChatStream {
    */
   private piece(data: string, name: string | undefined): StreamPiece | typeof DONE | typeof SKIP {
     if (data.charCodeAt(0) !== 123 /* { */) return this.unusual(data, name);
+    if (data.charCodeAt(data.length - 1) !== 125 /* } */ && data.trimEnd().charCodeAt(data.trimEnd().length - 1) !== 125) {
+      throw malformed(this.context.providerId, 'a stream event that is not a whole JSON object');
+    }
     if (name === 'error') throw reportedError(this.context.providerId, this.context.apiKey, errorDetail(this.parse(data)));
     let parsed: unknown;
     if (hasQuoted(data, 'rror"', 101 /* e */)) {
