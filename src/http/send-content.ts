@@ -26,7 +26,8 @@ export async function sendContent(request: FastifyRequest, reply: FastifyReply, 
     });
   }
   const stream = await content.open(range ?? undefined);
-  reply.header('x-request-id', request.id).header('content-type', content.contentType).header('accept-ranges', 'bytes').header('cache-control', cacheControl);
+  // The type may be an upstream's or an uploader's: a browser must not guess a page out of it.
+  reply.header('x-request-id', request.id).header('content-type', content.contentType).header('x-content-type-options', 'nosniff').header('accept-ranges', 'bytes').header('cache-control', cacheControl);
   if (range === null) reply.header('content-length', String(content.bytes));
   else reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${content.bytes}`).header('content-length', String(range.end - range.start + 1));
   reply.send(stream);

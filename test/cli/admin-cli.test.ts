@@ -147,6 +147,9 @@ describe('tollgate accounts', () => {
     expect(unreachable.stderr).toContain('cannot reach the gateway at http://127.0.0.1:9');
     const badUrl = await runCli(['accounts', 'list', '--url', 'localhost:8080'], { env });
     expect(badUrl.code).toBe(2);
+    const withPassword = await runCli(['accounts', 'list', '--url', 'http://admin:hunter2-secret@127.0.0.1:9'], { env });
+    expect(withPassword.code).toBe(2);
+    expect(withPassword.stderr).not.toContain('hunter2-secret');
   });
 });
 

@@ -177,7 +177,7 @@ describe.runIf(available)('rate limits shared by three instances through Redis',
         await expect.poll(async () => (await modelLimits(gw, c.key)).in_flight, { timeout: 2000, interval: 50 }).toEqual({ limit: 3, remaining: 3 });
       }
       const limits = await modelLimits(c.gateways[0]!, c.key);
-      expect(limits).toEqual({ requests_per_minute: null, tokens_per_minute: null, daily: null, in_flight: { limit: 3, remaining: 3 } });
+      expect(limits).toMatchObject({ tokens_per_minute: null, daily: null, in_flight: { limit: 3, remaining: 3 } });
 
       // And the freed slots are usable from any instance again.
       const again = split(await Promise.all(c.gateways.map((gw) => chat(gw, c.key))));

@@ -231,10 +231,12 @@ describe('route health across requests', () => {
     expect(body.error).toMatchObject({ type: 'service_unavailable', code: 'no_route_available', param: null });
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(4);
     expect(res.headers.get('x-should-retry')).toBe('true');
-    // Refused before the limits: the daily cap of 3 still has room for a third try.
+    // Refused before the limits: nothing counted (the daily cap of 3 still has room for a third try).
+    expect(res.headers.get('x-ratelimit-remaining')).toBe(null);
+    const remaining = async (): Promise<string | null> => (await fetch(`${g!.baseURL}/models/m`, { headers: { authorization: `Bearer ${g!.keys.main}` } })).headers.get('x-ratelimit-remaining');
+    const before = await remaining();
     expect(await ask(g)).toBe('503 no_route_available');
-    const models = await fetch(`${g.baseURL}/models/m`, { headers: { authorization: `Bearer ${g.keys.main}` } });
-    expect(models.headers.get('x-ratelimit-remaining')).toBe(null);
+    expect(await remaining()).toBe(before);
     await g.close();
     g = undefined;
   });
