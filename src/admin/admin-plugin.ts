@@ -93,7 +93,8 @@ export function adminPlugin(deps: AdminDeps, accessLog: AccessLog): FastifyPlugi
 
 /** Only the routes that list with filters take a query; elsewhere a parameter would be silently ignored. */
 function refuseUnknownQuery(request: FastifyRequest): void {
-  if (request.routeOptions.config.takesQuery === true) return;
+  // An unknown path is the 404 handler's to answer, query or not.
+  if (request.routeOptions.url === undefined || request.routeOptions.config.takesQuery === true) return;
   const name = Object.keys(request.query as Record<string, unknown>)[0];
   if (name !== undefined) throw new GatewayError('invalid_parameter', `Unknown query parameter ${name}: this route takes none.`, { param: name });
 }

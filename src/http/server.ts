@@ -18,7 +18,7 @@ import { answerClientError, fromFrameworkError } from './framework-errors.js';
 import { KnownRoutes } from './known-routes.js';
 import { newRequestId } from './request-id.js';
 import { sendError } from './send-error.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../validation/json-depth.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../util/json-depth.js';
 import { accessLogFor } from './access-log.js';
 import { chatRoutes } from './routes/chat.js';
 import { unaryRoutes } from './routes/unary.js';

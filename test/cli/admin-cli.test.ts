@@ -147,9 +147,11 @@ describe('tollgate accounts', () => {
     expect(unreachable.stderr).toContain('cannot reach the gateway at http://127.0.0.1:9');
     const badUrl = await runCli(['accounts', 'list', '--url', 'localhost:8080'], { env });
     expect(badUrl.code).toBe(2);
-    const withPassword = await runCli(['accounts', 'list', '--url', 'http://admin:hunter2-secret@127.0.0.1:9'], { env });
-    expect(withPassword.code).toBe(2);
-    expect(withPassword.stderr).not.toContain('hunter2-secret');
+    for (const url of ['http://admin:hunter2-secret@127.0.0.1:9', 'admin:hunter2-secret@localhost:8080', 'ftp://u:hunter2-secret@h']) {
+      const withPassword = await runCli(['accounts', 'list', '--url', url], { env });
+      expect(withPassword.code).toBe(2);
+      expect(withPassword.stderr).not.toContain('hunter2-secret');
+    }
   });
 });
 

@@ -29,11 +29,11 @@ export function parseErrorBody(text: string): AnthropicErrorDetail {
 }
 
 export function anthropicStatusError(providerId: string, status: number, bodyText: string, retryAfter: string | undefined): GatewayError {
-  const { message } = parseErrorBody(bodyText);
+  const { type, message } = parseErrorBody(bodyText);
   // Anthropic reports the gateway's own account running out of credit as a 400
   // invalid_request_error. It is not the caller's request that is wrong: another route may serve
   // it, and the provider's billing message is for the operator, not the caller.
-  if (status === 400 && message !== undefined && CREDIT_EXHAUSTED.test(message)) {
+  if (status === 400 && type === 'invalid_request_error' && message !== undefined && CREDIT_EXHAUSTED.test(message)) {
     return new GatewayError('upstream_error', `Provider "${providerId}" cannot serve the gateway's account: its credit balance with the provider is too low.`);
   }
   return upstreamStatusError(providerId, status, message, retryAfter);

@@ -233,7 +233,9 @@ describe('toMessagesRequest: conversation shape', () => {
         { id: 'b', type: 'function', function: { name: 'f', arguments: args } },
       ] },
     ];
-    for (const bad of ['{not json', '[1,2]', '"text"']) {
+    // Deeper than the gateway can serialise again without running out of stack.
+    const deep = `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    for (const bad of ['{not json', '[1,2]', '"text"', deep]) {
       const err = thrown(() => translate({ messages: messages(bad) }));
       expect(err.code).toBe('invalid_parameter');
       expect(err.param).toBe('messages[1].tool_calls[1].function.arguments');

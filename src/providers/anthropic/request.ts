@@ -4,6 +4,7 @@
  * turns), so the translation reshapes the conversation rather than mapping message by message.
  */
 import { GatewayError } from '../../errors/index.js';
+import { parseToolArguments } from '../tool-arguments.js';
 import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../protocol/chat.js';
 import type { ChatCall } from '../types.js';
 import type {
@@ -198,27 +199,11 @@ function assistantBlocks(msg: ChatMessage, i: number): ContentBlockParam[] {
       type: 'tool_use',
       id: call.id,
       name: call.function.name,
-      input: parseArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`),
+      input: parseToolArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`),
     };
     blocks.push(block);
   });
   return blocks;
-}
-
-/** Anthropic stores tool input as an object, so the caller's JSON text must parse to one. */
-function parseArguments(text: string, param: string): Record<string, unknown> {
-  // Some clients send "" for a call without arguments; that means "no arguments", not an error.
-  if (text.trim() === '') return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new GatewayError('invalid_parameter', 'Tool call arguments must be a JSON object; they could not be parsed as JSON.', { param });
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new GatewayError('invalid_parameter', 'Tool call arguments must be a JSON object.', { param });
-  }
-  return value as Record<string, unknown>;
 }
 
 function toolResultBlock(msg: ChatMessage, i: number): ToolResultBlockParam {

@@ -65,14 +65,15 @@ describe('toGenerateContentRequest: basics', () => {
     expect(config?.responseJsonSchema).toEqual(schema);
   });
 
-  it('drops JSON mode beside tools before Gemini 3, which refuses the two together, and keeps both from Gemini 3', () => {
+  it('refuses JSON mode beside tools before Gemini 3, which refuses the two together, and sends both from Gemini 3', () => {
     const request: Partial<ChatCompletionRequest> = {
       response_format: { type: 'json_object' },
       tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object', properties: {} } } }],
     };
-    const older = translate(request, 'gemini-2.5-flash');
-    expect(older.tools?.[0]?.functionDeclarations?.[0]?.name).toBe('lookup');
-    expect(older.generationConfig?.responseMimeType).toBeUndefined();
+    for (const model of ['gemini-2.5-flash', 'gemini-flash-latest']) {
+      const err = thrown(() => translate(request, model));
+      expect([err.code, err.status, err.param]).toEqual(['incompatible_parameters', 422, 'response_format']);
+    }
     const newer = translate(request, 'gemini-3-pro-preview');
     expect(newer.tools?.[0]?.functionDeclarations?.[0]?.name).toBe('lookup');
     expect(newer.generationConfig?.responseMimeType).toBe('application/json');

@@ -5,6 +5,7 @@
  * mapped message by message. Sampling options go into `generationConfig`.
  */
 import { GatewayError } from '../../errors/index.js';
+import { parseToolArguments } from '../tool-arguments.js';
 import type { ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ResponseFormat, ToolChoice } from '../../protocol/chat.js';
 import type { ChatCall } from '../types.js';
 import { thoughtSignatureOf } from './tool-call-id.js';
@@ -21,6 +22,7 @@ export function toGenerateContentRequest(call: ChatCall): GenerateContentRequest
   checkUnsupported(req);
 
   const generation = geminiGeneration(call.upstreamModel);
+  checkJsonModeWithTools(req, generation);
   const { system, contents } = translateMessages(req.messages, generation >= 3);
   const body: GenerateContentRequest = { contents };
   if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
@@ -29,9 +31,7 @@ export function toGenerateContentRequest(call: ChatCall): GenerateContentRequest
     const toolConfig = toToolConfig(req.tool_choice);
     if (toolConfig !== undefined) body.toolConfig = toolConfig;
   }
-  // Gemini before 3 refuses function declarations beside a JSON response type (a 400). The tools
-  // are what the caller cannot do without, so JSON mode gives way: the model is then not held to it.
-  body.generationConfig = generationConfig(req, call.defaultMaxTokens, body.tools === undefined || generation >= 3);
+  body.generationConfig = generationConfig(req, call.defaultMaxTokens);
   return body;
 }
 
@@ -57,6 +57,20 @@ function checkUnsupported(req: ChatCompletionRequest): void {
 }
 
 /**
+ * Gemini before 3 refuses function declarations beside a JSON response type, with a 400 after the
+ * request was admitted; dropping either would change what the caller gets back. A model whose name
+ * does not tell its generation is taken for an older one.
+ */
+function checkJsonModeWithTools(req: ChatCompletionRequest, generation: number): void {
+  const format = req.response_format?.type;
+  if ((format === 'json_object' || format === 'json_schema') && req.tools !== undefined && req.tools.length > 0 && generation < 3) {
+    throw new GatewayError('incompatible_parameters', `This model cannot be held to response_format "${format}" while it may call tools (Gemini 3 and later can); drop one of the two.`, {
+      param: 'response_format',
+    });
+  }
+}
+
+/**
  * The model's major version, from its name (`gemini-2.5-flash` → 2), or 0 when the name does not
  * say. Gemini 3 and later refuse a function call without its thought signature, and take JSON mode
  * beside tools; earlier models do neither.
@@ -66,7 +80,7 @@ export function geminiGeneration(upstreamModel: string): number {
   return match === null ? 0 : Number(match[1]);
 }
 
-function generationConfig(req: ChatCompletionRequest, defaultMaxTokens: number, jsonMode: boolean): GenerationConfig {
+function generationConfig(req: ChatCompletionRequest, defaultMaxTokens: number): GenerationConfig {
   const config: GenerationConfig = {
     // Sent even when the caller gave none, so the model's configured cap applies as with other providers.
     maxOutputTokens: req.max_completion_tokens ?? req.max_tokens ?? defaultMaxTokens,
@@ -79,7 +93,7 @@ function generationConfig(req: ChatCompletionRequest, defaultMaxTokens: number, 
   }
   if (req.n != null && req.n !== 1) config.candidateCount = req.n;
   if (req.seed != null) config.seed = req.seed;
-  if (jsonMode) applyResponseFormat(config, req.response_format);
+  applyResponseFormat(config, req.response_format);
   return config;
 }
 
@@ -236,7 +250,7 @@ function modelParts(msg: ChatMessage, i: number, toolNames: Map<string, string>,
   const calls: Part[] = (msg.tool_calls ?? []).map((call, j) => {
     toolNames.set(call.id, call.function.name);
     const part: Part = {
-      functionCall: { name: call.function.name, args: parseArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`) },
+      functionCall: { name: call.function.name, args: parseToolArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`) },
     };
     const signature = thoughtSignatureOf(call.id);
     if (signature !== undefined) part.thoughtSignature = signature;
@@ -247,22 +261,6 @@ function modelParts(msg: ChatMessage, i: number, toolNames: Map<string, string>,
   if (fillSignatures && first !== undefined && calls.every((c) => c.thoughtSignature === undefined)) first.thoughtSignature = SKIP_SIGNATURE;
   parts.push(...calls);
   return parts;
-}
-
-/** Gemini takes function arguments as an object, so the caller's JSON text must parse to one. */
-function parseArguments(text: string, param: string): Record<string, unknown> {
-  // Some clients send "" for a call without arguments; that means "no arguments", not an error.
-  if (text.trim() === '') return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new GatewayError('invalid_parameter', 'Tool call arguments must be a JSON object; they could not be parsed as JSON.', { param });
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new GatewayError('invalid_parameter', 'Tool call arguments must be a JSON object.', { param });
-  }
-  return value as Record<string, unknown>;
 }
 
 function functionResponsePart(msg: ChatMessage, i: number, toolNames: Map<string, string>): Part {
