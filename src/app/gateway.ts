@@ -73,7 +73,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     if (config.redis !== undefined) {
       channel = new RedisChannel<Invalidation>(config.redis.url, `${config.redis.key_prefix}invalidations`, logger);
       keys.onInvalidate = (invalidation) => channel?.publish(invalidation);
-      await channel.subscribe((invalidation) => keys.drop(invalidation));
+      await channel.subscribe((invalidation) => keys.drop(invalidation), () => keys.dropAll());
     }
     const catalog = new ModelCatalog(config.models, Math.floor(Date.now() / 1000));
     limits = await openLimiter(config, logger, options.clock);

@@ -76,6 +76,13 @@ export class KeyCache {
     this.onInvalidate?.({ kind: 'account', id: accountId });
   }
 
+  /** Forgets every key: invalidations from other instances may have been missed. */
+  dropAll(): void {
+    this.generation++;
+    this.loading.clear();
+    this.entries.clear();
+  }
+
   /** Applies an invalidation, made here or received from another instance. */
   drop(invalidation: Invalidation): void {
     if (invalidation.kind === 'key') this.dropKey(invalidation.id);

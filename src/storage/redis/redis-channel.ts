@@ -29,10 +29,17 @@ export class RedisChannel<T> {
 
   /**
    * Starts delivering messages from other instances to `handle`. Resolves once subscribed, or
-   * after `waitMs` if Redis is not reachable yet (the subscription is made when it is, and
-   * renewed after every reconnection).
+   * after `waitMs` if Redis is not reachable yet: the subscription is made again on every
+   * connection (ioredis renews only subscriptions it saw confirmed, so one first sent while Redis
+   * was down would be lost for good), and `missed` is told of every reconnection, since what was
+   * sent meanwhile never arrives.
    */
-  async subscribe(handle: (message: T) => void, waitMs = 3_000): Promise<void> {
+  async subscribe(handle: (message: T) => void, missed: () => void = () => undefined, waitMs = 3_000): Promise<void> {
+    // Every 'ready' from here on is a connection made after messages may have gone by unheard.
+    this.subscriber.on('ready', () => {
+      this.subscriber.subscribe(this.name).catch((err: unknown) => this.couldNotSubscribe(err));
+      missed();
+    });
     this.subscriber.on('message', (_channel: string, text: string) => {
       try {
         const envelope = JSON.parse(text) as { origin: string; message: T };
@@ -44,10 +51,14 @@ export class RedisChannel<T> {
     let timer: NodeJS.Timeout | undefined;
     const subscribed = this.subscriber.subscribe(this.name).then(
       () => undefined,
-      (err: unknown) => this.logger.warn({ err: err instanceof Error ? err.message : String(err), channel: this.name }, 'could not subscribe to a Redis channel'),
+      (err: unknown) => this.couldNotSubscribe(err),
     );
     await Promise.race([subscribed, new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))]);
     clearTimeout(timer);
+  }
+
+  private couldNotSubscribe(err: unknown): void {
+    this.logger.warn({ err: err instanceof Error ? err.message : String(err), channel: this.name }, 'could not subscribe to a Redis channel; trying again when connected');
   }
 
   /** Whether both connections are up (for the readiness probe when Redis carries only this channel). */
