@@ -17,6 +17,17 @@ export interface RedisConnectionOptions {
 /** How long start-up waits for Redis before serving on each part's outage policy. */
 const STARTUP_WAIT_MS = 3_000;
 
+/**
+ * A connection that has sent commands and heard nothing back for this long (and at least 2 s) is
+ * taken for dead and replaced. Command timeouts alone fail the commands but keep the socket: a
+ * Redis (or a NAT or virtual IP before it) that vanished without closing the connection would
+ * otherwise leave every request failing on a connection that still says "ready", until the
+ * kernel gives up on it some fifteen minutes later.
+ */
+function silenceLimitMs(commandTimeoutMs: number): number {
+  return Math.max(2_000, 10 * commandTimeoutMs);
+}
+
 export class RedisConnection {
   /**
    * Connects and waits for the first connection at most STARTUP_WAIT_MS, so that a gateway
@@ -43,6 +54,7 @@ export class RedisConnection {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: options.commandTimeoutMs,
+      socketTimeout: silenceLimitMs(options.commandTimeoutMs),
       connectTimeout: Math.max(1_000, options.commandTimeoutMs),
       enableAutoPipelining: true,
       retryStrategy: (attempt) => Math.min(100 * attempt, 2_000),
