@@ -4,6 +4,7 @@
  * from the URL and becomes the connections' search_path, and the schema is created if missing.
  */
 import pg from 'pg';
+import { createIfMissing } from '../postgres/concurrent-ddl.js';
 
 export async function openBlobPool(url: string, max = 10): Promise<pg.Pool> {
   const parsed = new URL(url);
@@ -18,7 +19,7 @@ export async function openBlobPool(url: string, max = 10): Promise<pg.Pool> {
   pool.on('error', () => undefined);
   if (schema !== undefined) {
     try {
-      await pool.query(`create schema if not exists ${schema}`);
+      await createIfMissing(() => pool.query(`create schema if not exists ${schema}`));
     } catch (err) {
       await pool.end();
       throw err;

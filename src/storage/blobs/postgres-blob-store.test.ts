@@ -43,6 +43,16 @@ if (available) {
       await store.close();
       await admin.end();
     });
+    it('migrates when several instances do it at once on a fresh database', async () => {
+      for (let round = 0; round < 3; round++) {
+        const url = await freshSchemaUrl();
+        const stores = await Promise.all(Array.from({ length: 6 }, async () => new PostgresBlobStore(await openBlobPool(url, 1))));
+        const results = await Promise.allSettled(stores.map((store) => store.migrate()));
+        await Promise.all(stores.map((store) => store.close()));
+        expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
+      }
+    });
+
     it('rolls back the large object when the put fails after its content is written', async () => {
       const { store, admin } = await openFresh();
       const objects = async () => Number((await admin.query<{ n: string }>('select count(*) as n from pg_largeobject_metadata')).rows[0]!.n);

@@ -16,6 +16,7 @@ import { resolveRange } from './byte-range.js';
 import { MeteredSource } from './metered-source.js';
 import { rechunk } from './rechunk.js';
 import type { BlobInfo, BlobRange, BlobSource, BlobStore, PutOptions } from './types.js';
+import { createIfMissing } from '../postgres/concurrent-ddl.js';
 
 /** Bytes per lo_put / lo_get: few round trips, small statements, little memory per stream. */
 const CHUNK_BYTES = 256 * 1024;
@@ -45,7 +46,8 @@ export class PostgresBlobStore implements BlobStore {
 
   /** Creates the table if it is missing; safe to run at every start. */
   async migrate(): Promise<void> {
-    await this.pool.query(`
+    // Instances starting together on a fresh database run this at the same moment.
+    await createIfMissing(() => this.pool.query(`
       create table if not exists blobs (
         id varchar(40) primary key,
         oid oid not null,
@@ -53,9 +55,9 @@ export class PostgresBlobStore implements BlobStore {
         sha256 varchar(64) not null,
         content_type text not null,
         created_at bigint not null
-      )`);
+      )`));
     // deleteCreatedBefore walks blobs oldest first.
-    await this.pool.query('create index if not exists blobs_created_at_idx on blobs (created_at)');
+    await createIfMissing(() => this.pool.query('create index if not exists blobs_created_at_idx on blobs (created_at)'));
   }
 
   async put(source: BlobSource, options: PutOptions): Promise<BlobInfo> {

@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../sql/database.js';
+import { createIfMissing } from './concurrent-ddl.js';
 
 // int8 columns (money, timestamps in ms) come back as strings by default; every value we store
 // fits in a double exactly, so read them as numbers.
@@ -38,7 +39,7 @@ export async function openPostgres(url: string): Promise<OpenedPostgres> {
   const fastDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: fastPool }) });
   if (schema !== undefined) {
     try {
-      await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+      await createIfMissing(() => sql`create schema if not exists ${sql.id(schema)}`.execute(db));
     } catch (err) {
       await db.destroy();
       await fastDb.destroy();
