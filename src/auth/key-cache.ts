@@ -7,6 +7,7 @@
  * flood of made-up keys cannot turn into a flood of store reads.
  */
 import type { Store, AccountRecord, ApiKeyRecord } from '../storage/types.js';
+import { storeUnavailable } from '../storage/store-unavailable.js';
 
 export interface CachedKey {
   key: ApiKeyRecord;
@@ -106,8 +107,14 @@ export class KeyCache {
 
   private async read(id: string): Promise<CachedKey | null> {
     const generation = this.generation;
-    const key = await this.store.getApiKey(id);
-    const account = key && (await this.store.getAccount(key.accountId));
+    let key: ApiKeyRecord | undefined;
+    let account: AccountRecord | undefined;
+    try {
+      key = await this.store.getApiKey(id);
+      account = key && (await this.store.getAccount(key.accountId));
+    } catch (err) {
+      throw storeUnavailable(err);
+    }
     const value = key && account ? { key, account } : null;
     // Changed while reading: answer this caller, but let the next one read again.
     if (generation !== this.generation) return value;

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { Store } from '../storage/types.js';
 import { insufficientQuota } from './insufficient-quota.js';
+import { storeUnavailable } from '../storage/store-unavailable.js';
 import type { CreditGate, CreditHold } from './types.js';
 
 const SWEEP_EVERY_MS = 30_000;
@@ -39,7 +40,9 @@ export class StoreCreditGate implements CreditGate {
   }
 
   async hold(accountId: string, requestId: string, amountMicros: number): Promise<CreditHold> {
-    const result = await this.store.reserveCredits({ requestId, accountId, amountMicros, expiresAt: Date.now() + this.lifetimeMs });
+    const result = await this.store.reserveCredits({ requestId, accountId, amountMicros, expiresAt: Date.now() + this.lifetimeMs }).catch((err: unknown) => {
+      throw storeUnavailable(err);
+    });
     if (!result.reserved) throw insufficientQuota(accountId, result.balanceMicros, result.reservedMicros, amountMicros);
     return new StoreHold(accountId, amountMicros);
   }

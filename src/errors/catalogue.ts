@@ -96,6 +96,7 @@ export const ERROR_CODES = {
   rate_limiter_unavailable: { status: 503, message: 'The shared rate-limit store is unreachable and the gateway is configured to refuse requests meanwhile.' },
   gateway_overloaded: { status: 503, message: 'This gateway instance is overloaded and shed the request before doing any work; retry shortly.' },
   shutting_down: { status: 503, message: 'This gateway instance is shutting down and takes no new requests; retry, and the request will reach another instance.' },
+  store_unavailable: { status: 503, message: "The gateway's store of accounts and credits did not answer; retry shortly." },
   idempotency_unavailable: { status: 503, message: 'The shared idempotency store is unreachable, so a request with an Idempotency-Key cannot be run safely now.' },
   not_ready: { status: 503, message: 'This gateway instance is not ready to serve requests.' },
 

@@ -146,6 +146,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   app.setErrorHandler((err, request, reply) => {
     const error = fromFrameworkError(err, bodyLimit);
     if (error.status === 500) logger.error({ err, request_id: request.id }, 'unexpected fault');
+    else if (error.code === 'store_unavailable') logger.warn({ err: error.cause, request_id: request.id }, 'the store did not answer');
     auditOf(request).errorCode = error.code;
     // Refused before its body was read (an upload over the limit): close the connection rather
     // than read the rest of a large body only to throw it away.

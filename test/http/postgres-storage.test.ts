@@ -1,7 +1,8 @@
 /** The same gateway on PostgreSQL storage: only the storage URL changes. */
 import { afterAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { startGateway } from '../support/gateway-harness.js';
+import pg from 'pg';
+import { MOCK_MODEL, errorOf, startGateway } from '../support/gateway-harness.js';
 import { dropTestSchemas, freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
 
 const available = await postgresAvailable();
@@ -22,4 +23,38 @@ describe.runIf(available)('gateway on PostgreSQL', () => {
       await gw.close();
     }
   });
+
+  it('answers 503 store_unavailable, in bounded time, when the credit hold cannot get its row', async () => {
+    const url = await freshSchemaUrl();
+    const priced = { ...MOCK_MODEL, price: { input_per_million_tokens: 1, output_per_million_tokens: 1 } };
+    const gw = await startGateway({ config: { storage: { url }, models: [priced] } });
+    const parsed = new URL(url);
+    const schema = parsed.searchParams.get('schema')!;
+    parsed.searchParams.delete('schema');
+    const locker = new pg.Client({ connectionString: parsed.toString(), options: `-c search_path=${schema}` });
+    await locker.connect();
+    try {
+      await locker.query('begin');
+      await locker.query("select * from accounts where id = 'acct' for update");
+      const started = Date.now();
+      const res = await fetch(`${gw.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+      const { status, body } = await errorOf(res);
+      expect([status, body.error.code]).toEqual([503, 'store_unavailable']);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(Date.now() - started).toBeLessThan(9_000);
+      await locker.query('rollback');
+      expect((await fetch(`${gw.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'hi' }] }),
+      })).status).toBe(200);
+    } finally {
+      await locker.end();
+      await gw.close();
+    }
+  }, 20_000);
 });

@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import { createIfMissing } from '../postgres/concurrent-ddl.js';
+import { poolOptions } from '../postgres/pool-options.js';
 
 export async function openBlobPool(url: string, max = 10): Promise<pg.Pool> {
   const parsed = new URL(url);
@@ -14,7 +15,8 @@ export async function openBlobPool(url: string, max = 10): Promise<pg.Pool> {
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     throw new Error(`blob storage url: schema "${schema}" must be a lower-case SQL identifier`);
   }
-  const pool = new pg.Pool({ connectionString: parsed.toString(), max, ...(schema ? { options: `-c search_path=${schema}` } : {}) });
+  // Blobs are written and read a chunk per statement, so the usual statement timeout holds.
+  const pool = new pg.Pool(poolOptions(parsed.toString(), max, 30_000, schema ? `-c search_path=${schema}` : undefined));
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => undefined);
   if (schema !== undefined) {

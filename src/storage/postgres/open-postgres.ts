@@ -7,6 +7,11 @@ import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../sql/database.js';
 import { createIfMissing } from './concurrent-ddl.js';
+import { poolOptions } from './pool-options.js';
+
+/** The longest a statement may run: settlement batches and admin reports take far less. */
+const STATEMENT_TIMEOUT_MS = 30_000;
+const RESERVATION_TIMEOUT_MS = 5_000;
 
 // int8 columns (money, timestamps in ms) come back as strings by default; every value we store
 // fits in a double exactly, so read them as numbers.
@@ -30,8 +35,9 @@ export async function openPostgres(url: string): Promise<OpenedPostgres> {
     throw new Error(`storage.url: schema "${schema}" must be a lower-case SQL identifier`);
   }
   const searchPath = schema ? `-c search_path=${schema}` : '';
-  const pool = new pg.Pool({ connectionString: parsed.toString(), max: 10, ...(schema ? { options: searchPath } : {}) });
-  const fastPool = new pg.Pool({ connectionString: parsed.toString(), max: 10, options: `${searchPath} -c synchronous_commit=off`.trim() });
+  const pool = new pg.Pool(poolOptions(parsed.toString(), 10, STATEMENT_TIMEOUT_MS, searchPath));
+  // A request waits on its credit reservation, so that one gives up sooner (503 store_unavailable).
+  const fastPool = new pg.Pool(poolOptions(parsed.toString(), 10, RESERVATION_TIMEOUT_MS, `${searchPath} -c synchronous_commit=off`.trim()));
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => undefined);
   fastPool.on('error', () => undefined);
