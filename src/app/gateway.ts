@@ -82,7 +82,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     media = await openMedia(config, store, billing.credits, adapters, logger);
     const plans = new LimitPlans(config.tiers);
     const router = new Router(config.models, adapters, config.routing);
-    const metrics = config.metrics.enabled ? new GatewayMetrics(() => router.routes()) : null;
+    const metrics = config.metrics.enabled ? new GatewayMetrics(() => router.routes(), (id) => catalog.get(id) !== undefined) : null;
     if (metrics !== null) billing.billing.onCharge = (model, micros) => metrics.charged(model, micros);
     const pipeline = {
       catalog,

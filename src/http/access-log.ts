@@ -5,6 +5,8 @@ import { elapsedMs } from './request-timing.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { STATUS_TABLE, type ErrorStatus } from '../errors/status-table.js';
 
+const MAX_LOGGED_MODEL = 256;
+
 /** Called where each response is sent: cheaper than a Fastify onResponse hook, which costs more per request than the line itself. */
 export type AccessLog = (reply: FastifyReply, status: number, streamEnd?: string) => void;
 
@@ -47,7 +49,8 @@ function recordOf(request: FastifyRequest, status: number, ms: number, streamEnd
     keyId: principal?.key.id,
     account: principal?.account.id,
     sdk: principal ? request.sdk : undefined,
-    model: audit.model,
+    // The caller's own words until the model is found: bounded, so a huge one cannot bloat the line.
+    model: audit.model === undefined || audit.model.length <= MAX_LOGGED_MODEL ? audit.model : `${audit.model.slice(0, MAX_LOGGED_MODEL)}…`,
     provider: audit.provider,
     upstreamModel: audit.upstreamModel,
     promptTokens: audit.promptTokens,

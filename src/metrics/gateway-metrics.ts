@@ -27,6 +27,9 @@ const CIRCUIT_STATE = { closed: 0, half_open: 1, open: 2 } as const;
 const OVERHEAD_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1];
 const UPSTREAM_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+/** The model label of requests that named no model of the catalogue. */
+export const UNKNOWN_MODEL = 'unknown';
+
 export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly requests: HotCounter;
@@ -38,7 +41,15 @@ export class GatewayMetrics {
   readonly shed: Counter<'reason'>;
   private readonly collectRoutes: () => void;
 
-  constructor(routes: () => Iterable<RouteHealth>) {
+  /**
+   * `isModel` tells the catalogue's ids from anything else a caller wrote in `model`: those are
+   * counted under "unknown", or every misspelt or made-up name would be a series of its own, for
+   * the life of the process.
+   */
+  constructor(
+    routes: () => Iterable<RouteHealth>,
+    private readonly isModel: (id: string) => boolean = () => true,
+  ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_' });
     this.requests = new HotCounter('tollgate_requests_total', 'Requests answered, by model, route (provider/upstream model), HTTP status and error type', ['model', 'route', 'status', 'error_type'], this.registry);
@@ -64,7 +75,7 @@ export class GatewayMetrics {
   }
 
   observeRequest(o: RequestObservation): void {
-    const model = o.model ?? '';
+    const model = o.model === undefined ? '' : this.isModel(o.model) ? o.model : UNKNOWN_MODEL;
     const route = o.route ?? '';
     const type = o.errorType ?? '';
     this.requests.labels(model, route, String(o.status), type).value++;

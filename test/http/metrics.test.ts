@@ -56,6 +56,9 @@ describe('GET /metrics', () => {
     expect(await chat(gw, 'm-broken')).toBe(502);
     expect(await chat(gw, 'm')).toBe(200);
     expect(await chat(gw, 'm')).toBe(429);
+    // Names that are no model of the catalogue share one series instead of making one each.
+    expect(await chat(gw, 'no-such-model-1')).toBe(404);
+    expect(await chat(gw, 'no-such-model-2')).toBe(404);
 
     const res = await fetch(`${gw.url}/metrics`);
     expect(res.status).toBe(200);
@@ -66,6 +69,8 @@ describe('GET /metrics', () => {
     expect(valueOf(text, 'tollgate_requests_total{model="m-broken",route="broken/u",status="502",error_type="provider_error"}')).toBe(1);
     expect(valueOf(text, 'tollgate_requests_total{model="m",route="",status="429",error_type="rate_limit_error"}')).toBe(1);
     expect(valueOf(text, 'tollgate_rate_limit_rejections_total{code="requests_per_minute_exceeded"}')).toBe(1);
+    expect(valueOf(text, 'tollgate_requests_total{model="unknown",route="",status="404",error_type="not_found_error"}')).toBe(2);
+    expect(text).not.toContain('no-such-model');
     expect(valueOf(text, 'tollgate_gateway_overhead_seconds_count')).toBe(3);
     // Measured from each request's arrival: what the gateway adds can never be negative.
     expect(valueOf(text, 'tollgate_gateway_overhead_seconds_sum')).toBeGreaterThanOrEqual(0);
