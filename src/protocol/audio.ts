@@ -17,7 +17,8 @@ export interface SpeechRequest {
   model: string;
   /** The text to speak, 1 to 4,096 characters. */
   input: string;
-  voice: string;
+  /** A built-in voice by name, or a custom one by its id. */
+  voice: string | { id: string };
   /** Default `mp3`. */
   response_format?: SpeechFormat;
   /** 0.25 to 4.0 (default 1). */
@@ -41,4 +42,8 @@ export interface TranscriptionRequest {
   temperature?: number;
   /** `word` and/or `segment`; only with `verbose_json`. */
   timestamp_granularities?: Array<'word' | 'segment'>;
+  /** Extra output, such as `logprobs` (gpt-4o-transcribe and its kin). */
+  include?: string[];
+  /** `auto`: the server cuts long audio at silences (gpt-4o-transcribe and its kin). */
+  chunking_strategy?: 'auto';
 }

@@ -24,5 +24,10 @@ export function validateImagesRequest(body: unknown): ImagesRequest {
     throw new GatewayError('invalid_parameter', `The request body must be a JSON object, got ${typeName(body)}.`, { param: null });
   }
   if (!validateShape(body)) throw ajvErrorToGatewayError(validateShape, body);
+  // OpenAI's streamed partial images are events this endpoint does not relay: refused rather than
+  // answered with one JSON body the caller's event reader cannot read.
+  if ((body as { stream?: unknown }).stream === true || (body as { stream?: unknown }).stream === 'true') {
+    throw new GatewayError('invalid_parameter', 'Streamed image generation is not supported; leave stream out or false.', { param: 'stream' });
+  }
   return body;
 }

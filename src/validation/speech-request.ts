@@ -9,7 +9,7 @@ import { StringEnum } from './schema-helpers.js';
 const SpeechRequestSchema = Type.Object({
   model: Type.String({ minLength: 1 }),
   input: Type.String({ minLength: 1, maxLength: MAX_SPEECH_INPUT_CHARS }),
-  voice: Type.String({ minLength: 1, maxLength: 64 }),
+  voice: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }, { additionalProperties: false })]),
   response_format: Type.Optional(StringEnum(SPEECH_FORMATS)),
   speed: Type.Optional(Type.Number({ minimum: 0.25, maximum: 4 })),
   instructions: Type.Optional(Type.String({ maxLength: MAX_SPEECH_INPUT_CHARS })),

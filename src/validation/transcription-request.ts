@@ -47,6 +47,20 @@ export function validateTranscriptionFields(body: Record<string, unknown>): Tran
     }
     request.timestamp_granularities = list as Array<'word' | 'segment'>;
   }
+  const include = body.include;
+  if (include !== undefined) {
+    const list = Array.isArray(include) ? include : [include];
+    for (const item of list) {
+      if (item !== 'logprobs') throw new GatewayError('invalid_parameter', `include takes "logprobs", got ${JSON.stringify(item)}.`, { param: 'include' });
+    }
+    request.include = list as string[];
+  }
+  const chunking = body.chunking_strategy;
+  if (chunking !== undefined) {
+    // The object form (server_vad with its thresholds) arrives as bracketed form fields, which are refused above as unknown.
+    if (chunking !== 'auto') throw new GatewayError('invalid_parameter', `chunking_strategy takes "auto" here, got ${JSON.stringify(chunking)}.`, { param: 'chunking_strategy' });
+    request.chunking_strategy = 'auto';
+  }
   return request;
 }
 

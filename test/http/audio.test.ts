@@ -78,12 +78,18 @@ describe('POST /v1/audio/speech', () => {
     expect(await settled('acct', before)).toBe(10_000);
   });
 
+  it('takes a custom voice by its id, as the SDK sends it', async () => {
+    const response = await client.audio.speech.create({ model: 'mock-tts', voice: { id: 'voice_1234' }, input: 'short', response_format: 'pcm' });
+    expect((await response.arrayBuffer()).byteLength).toBe(48_000);
+  });
+
   it('refuses a bad request naming the field', async () => {
     for (const [body, param] of [
       [{ model: 'mock-tts', voice: 'alloy' }, 'input'],
       [{ model: 'mock-tts', voice: 'alloy', input: 'x'.repeat(4097) }, 'input'],
       [{ model: 'mock-tts', voice: 'alloy', input: 'hi', speed: 9 }, 'speed'],
       [{ model: 'mock-tts', voice: 'alloy', input: 'hi', response_format: 'mp4' }, 'response_format'],
+      [{ model: 'mock-tts', voice: { name: 'x' }, input: 'hi' }, 'voice.id'],
     ] as const) {
       const error = await errorOf(await post('/audio/speech', body));
       expect([error.status, error.body.error.param]).toEqual([400, param]);

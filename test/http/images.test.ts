@@ -151,6 +151,10 @@ describe('POST /v1/images/generations', () => {
     expect((err as Error).message).toContain('image_generation');
   });
 
+  it('refuses stream: true, naming it, rather than answering a stream reader with one JSON body', async () => {
+    await expect(client.images.generate({ model: 'mock-image', prompt: 'x', stream: true, partial_images: 1 })).rejects.toMatchObject({ status: 400, code: 'invalid_parameter', param: 'stream' });
+  });
+
   it('has a daily cap of its own', async () => {
     const capped = new OpenAI({ apiKey: gw.keys.capped!, baseURL: gw.baseURL, maxRetries: 0 });
     await capped.images.generate({ model: 'mock-image', prompt: 'one', size: '16x16' });

@@ -88,7 +88,7 @@ afterEach(() => {
 describe('OpenAI adapter: transcription request', () => {
   it('sends every field as the openai SDK names it, the model replaced, and the file intact', async () => {
     await adapter.transcription!(
-      transcriptionCall({ language: 'en', prompt: 'A "board" meeting.', response_format: 'verbose_json', temperature: 0.2, timestamp_granularities: ['word', 'segment'] }),
+      transcriptionCall({ language: 'en', prompt: 'A "board" meeting.', response_format: 'verbose_json', temperature: 0.2, timestamp_granularities: ['word', 'segment'], include: ['logprobs'], chunking_strategy: 'auto' }),
     );
     const sent = fake.requests[0]!;
     expect(sent.method).toBe('POST');
@@ -106,6 +106,8 @@ describe('OpenAI adapter: transcription request', () => {
       ['temperature', '0.2'],
       ['timestamp_granularities[]', 'word'],
       ['timestamp_granularities[]', 'segment'],
+      ['include[]', 'logprobs'],
+      ['chunking_strategy', 'auto'],
     ]);
     expect(form.files).toHaveLength(1);
     expect(form.files[0]).toMatchObject({ field: 'file', filename: 'meeting.wav', contentType: 'audio/wav', size: AUDIO.length });

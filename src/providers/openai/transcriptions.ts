@@ -22,6 +22,8 @@ export function transcriptionForm(call: TranscriptionCall): MultipartBody {
   if (format !== undefined) parts.push({ name: 'response_format', value: format });
   if (temperature !== undefined) parts.push({ name: 'temperature', value: String(temperature) });
   for (const granularity of granularities ?? []) parts.push({ name: 'timestamp_granularities[]', value: granularity });
+  for (const item of call.request.include ?? []) parts.push({ name: 'include[]', value: item });
+  if (call.request.chunking_strategy !== undefined) parts.push({ name: 'chunking_strategy', value: call.request.chunking_strategy });
   parts.push({ name: 'file', file: call.file });
   return multipartBody(parts);
 }
