@@ -113,6 +113,10 @@ describe('a streamed speech body under the deadlines', () => {
     // The idle timeout (300 ms), not the generation budget (5 s).
     expect(Date.now() - started).toBeLessThan(2_500);
     expect(await slotFreed()).toBe(true);
+    // Counted once, as what the caller got; not a second time as a 200 when the relay ended.
+    const metrics = await (await fetch(`${gw.url}/metrics`)).text();
+    const series = metrics.split('\n').filter((line) => line.startsWith('tollgate_requests_total{model="silent"'));
+    expect(series).toEqual(['tollgate_requests_total{model="silent",route="up/silent",status="504",error_type="timeout_error"} 1']);
   });
 
   it('cancels the upstream call of a caller with an Idempotency-Key who left before the audio started', async () => {

@@ -130,12 +130,16 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
         outcome.abandon();
         await outcome.done;
         reply.hijack();
-        deps.accessLog(reply, 200, 'client_closed');
+        // Nothing reached the caller: logged and counted as its leaving, as before an answer.
+        audit.errorCode = 'client_closed_request';
+        deps.accessLog(reply, 499, 'client_closed');
         return reply;
       }
       reply.raw.once('close', outcome.abandon);
       reply.send(Readable.from(outcome.body, { objectMode: false }));
       await outcome.done;
+      // A body that failed before its first byte was answered, and logged, by the error handler.
+      if (reply.statusCode !== 200) return reply;
     }
     deps.accessLog(reply, 200);
     return reply;
