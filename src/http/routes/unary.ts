@@ -137,9 +137,14 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
       }
       reply.raw.once('close', outcome.abandon);
       reply.send(Readable.from(outcome.body, { objectMode: false }));
-      await outcome.done;
-      // A body that failed before its first byte was answered, and logged, by the error handler.
-      if (reply.statusCode !== 200) return reply;
+      if ((await outcome.done).failedUnsent) {
+        // A body that failed before its first byte was answered, and logged, by the error handler,
+        // unless the caller was gone first: then nothing was answered.
+        if (!reply.raw.destroyed) return reply;
+        audit.errorCode = 'client_closed_request';
+        deps.accessLog(reply, 499, 'client_closed');
+        return reply;
+      }
     }
     deps.accessLog(reply, 200);
     return reply;
