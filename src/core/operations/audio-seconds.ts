@@ -11,6 +11,12 @@ import type { InputFile } from '../../providers/types.js';
 const SPOKEN_CHARS_PER_SECOND = 15;
 /** Bytes a second of a typical compressed upload (128 kbit/s). */
 const COMPRESSED_BYTES_PER_SECOND = 16_000;
+/**
+ * Bytes a second of a compressed upload at the low end of speech encodings (32 kbit/s): what its
+ * credit hold assumes, since the hold must cover the audio's real length, which only the upstream
+ * learns.
+ */
+const LOW_BITRATE_BYTES_PER_SECOND = 4_000;
 const HEAD_BYTES = 4096;
 
 export function spokenSeconds(request: SpeechRequest): number {
@@ -29,8 +35,13 @@ export function estimatedFileSeconds(file: InputFile): number {
   return file.size / COMPRESSED_BYTES_PER_SECOND;
 }
 
-/** The duration of an uploaded file: a WAV's from its header, anything else estimated from its size. */
-export async function fileSeconds(file: InputFile): Promise<number> {
+/** The seconds a transcription's credit hold covers: a WAV's own, else the file's length at a low bitrate. */
+export function heldFileSeconds(file: InputFile, measured: number | undefined): number {
+  return measured ?? file.size / LOW_BITRATE_BYTES_PER_SECOND;
+}
+
+/** The duration a file's own bytes say (a WAV header), or undefined. */
+export async function measuredFileSeconds(file: InputFile): Promise<number | undefined> {
   const stream = await file.open();
   const head: Buffer[] = [];
   let read = 0;
@@ -43,5 +54,5 @@ export async function fileSeconds(file: InputFile): Promise<number> {
   } finally {
     (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
   }
-  return wavDurationSeconds(Buffer.concat(head).subarray(0, HEAD_BYTES), file.size) ?? estimatedFileSeconds(file);
+  return wavDurationSeconds(Buffer.concat(head).subarray(0, HEAD_BYTES), file.size) ?? undefined;
 }

@@ -10,7 +10,7 @@ import type { TranscriptionRequest } from '../../protocol/audio.js';
 import type { InputFile } from '../../providers/types.js';
 import { validateTranscriptionFields } from '../../validation/transcription-request.js';
 import type { UnaryOperation } from '../unary-service.js';
-import { estimatedFileSeconds, fileSeconds } from './audio-seconds.js';
+import { estimatedFileSeconds, heldFileSeconds, measuredFileSeconds } from './audio-seconds.js';
 import { inputFileOf } from './form-input.js';
 import { typeName } from '../../validation/ajv-errors.js';
 
@@ -18,6 +18,8 @@ export interface TranscriptionInput {
   readonly model: string;
   readonly request: TranscriptionRequest;
   readonly file: InputFile;
+  /** The file's duration from its own bytes (a WAV header), when they tell it. */
+  readonly measuredSeconds: number | undefined;
 }
 
 export function transcriptionOperation(files: Files): UnaryOperation<TranscriptionInput> {
@@ -32,14 +34,14 @@ export function transcriptionOperation(files: Files): UnaryOperation<Transcripti
       const request = validateTranscriptionFields(fields);
       const file = await inputFileOf(fields, 'file', 'file_id', files, principal);
       if (file === undefined) throw new GatewayError('missing_required_parameter', 'Send the audio in the multipart field "file" (or an uploaded file\'s id in "file_id").', { param: 'file' });
-      return { model: request.model, request, file };
+      return { model: request.model, request, file, measuredSeconds: await measuredFileSeconds(file) };
     },
     needs: () => [{ capability: 'transcription', param: 'model' }],
-    bound: (input) => ({ prompt: 0, output: 0, units: Math.ceil(estimatedFileSeconds(input.file)) }),
+    bound: (input) => ({ prompt: 0, output: 0, units: Math.ceil(heldFileSeconds(input.file, input.measuredSeconds)) }),
     async call(adapter, input, route) {
       if (adapter.transcription === undefined) throw new GatewayError('capability_not_implemented', `Provider "${adapter.id}" does not implement transcription.`);
       const result = await adapter.transcription({ request: input.request, file: input.file, upstreamModel: route.upstreamModel, signal: route.signal, requestId: route.requestId });
-      const seconds = result.seconds ?? (await fileSeconds(input.file));
+      const seconds = result.seconds ?? input.measuredSeconds ?? estimatedFileSeconds(input.file);
       return { body: result.body, contentType: result.contentType, promptTokens: result.promptTokens ?? 0, completionTokens: result.completionTokens ?? 0, units: seconds };
     },
   };

@@ -1,0 +1,35 @@
+/**
+ * Audio is charged by its seconds once it is known; the credit hold taken before must cover what
+ * the charge will be, or an account could be charged past what it holds (and overdrawn).
+ */
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { toneWav } from '../../providers/mock/wav.js';
+import type { InputFile } from '../../providers/types.js';
+import { heldFileSeconds, measuredFileSeconds } from './audio-seconds.js';
+import { speechOperation } from './speech.js';
+
+function fileOf(bytes: Buffer, contentType: string): InputFile {
+  return { filename: 'a', contentType, size: bytes.length, open: () => Promise.resolve(Readable.from([bytes])) };
+}
+
+describe('audio credit holds', () => {
+  it('hold a slow, short speech for its slowed-down lead-in, not one second', () => {
+    const units = speechOperation.bound({ model: 'm', voice: 'alloy', input: 'a', speed: 0.25 }).units ?? 0;
+    expect(units).toBeGreaterThanOrEqual(8);
+  });
+
+  it("hold a WAV transcription for the WAV's own duration, however low its byte rate", async () => {
+    // 20 s at 400 samples a second, 16-bit: 16 KB, which a 128 kbit/s estimate would take for one second.
+    const wav = fileOf(toneWav(20, 400), 'audio/wav');
+    const measured = await measuredFileSeconds(wav);
+    expect(measured).toBeCloseTo(20, 1);
+    expect(heldFileSeconds(wav, measured)).toBeCloseTo(20, 1);
+  });
+
+  it('hold a compressed file at a low bitrate: four times the usual estimate', async () => {
+    const mp3 = fileOf(Buffer.alloc(160_000, 0xff), 'audio/mpeg');
+    expect(await measuredFileSeconds(mp3)).toBeUndefined();
+    expect(heldFileSeconds(mp3, undefined)).toBe(40);
+  });
+});
