@@ -7,7 +7,7 @@ import type { CancelSignal } from '../util/cancellation.js';
 import { SSE_CONTENT_HEADERS } from '../core/sse-frames.js';
 
 /** How long a cancelled stream's last frames may wait for a client that is slow to read them. */
-const FLUSH_GRACE_MS = 1_000;
+export const FLUSH_GRACE_MS = 1_000;
 
 /**
  * Waits for the socket to take more or for the client to go away, and also stops waiting when the

@@ -25,6 +25,7 @@ import type { InFlightWork } from '../in-flight-work.js';
 import { auditOf } from '../request-state.js';
 import { assetUrlFor } from '../public-url.js';
 import { elapsedMs } from '../request-timing.js';
+import { FLUSH_GRACE_MS } from '../stream-writer.js';
 
 export interface UnaryRouteDeps {
   readonly service: UnaryService;
@@ -136,8 +137,21 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
         return reply;
       }
       reply.raw.once('close', outcome.abandon);
+      // A caller that stops reading leaves the relay waiting on a full socket, where the request's
+      // deadlines cannot reach it: once they cancel the request, the socket gets a short grace to
+      // take the rest, then is closed, which ends the relay (and frees the request's slot and hold).
+      let grace: NodeJS.Timeout | undefined;
+      const closeIfStuck = (): void => {
+        grace = setTimeout(() => {
+          if (!reply.raw.writableFinished) reply.raw.destroy();
+        }, FLUSH_GRACE_MS);
+      };
+      controller.signal.once('abort', closeIfStuck);
       reply.send(Readable.from(outcome.body, { objectMode: false }));
-      if ((await outcome.done).failedUnsent) {
+      const ended = await outcome.done;
+      controller.signal.removeListener('abort', closeIfStuck);
+      clearTimeout(grace);
+      if (ended.failedUnsent) {
         // A body that failed before its first byte was answered, and logged, by the error handler,
         // unless the caller was gone first: then nothing was answered.
         if (!reply.raw.destroyed) return reply;
