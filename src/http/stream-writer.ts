@@ -37,6 +37,16 @@ export const SSE_HEADERS = {
   'x-accel-buffering': 'no',
 } as const;
 
+/** `rest` with its first result, already read, in front (a body read ahead to its first chunk). */
+export async function* startingWith<T>(first: IteratorResult<T>, rest: AsyncIterator<T>): AsyncGenerator<T> {
+  try {
+    for (let next = first; next.done !== true; next = await rest.next()) yield next.value;
+  } finally {
+    // Left early (the caller went away): the source ends too, running its own clean-up.
+    await rest.return?.();
+  }
+}
+
 /**
  * Writes every frame; returns false if the client went away before the end (with `readToEnd`,
  * the frames are still read to their end, written nowhere). Frames written in
@@ -45,7 +55,7 @@ export const SSE_HEADERS = {
  * lifted at the end of the turn, not of the tick, so that the [DONE] written after the charge's
  * commit still joins the last events.
  */
-export async function writeFrames(res: ServerResponse, frames: AsyncIterable<string>, signal: CancelSignal, readToEnd = false): Promise<boolean> {
+export async function writeFrames(res: ServerResponse, frames: AsyncIterable<string | Uint8Array>, signal: CancelSignal, readToEnd = false): Promise<boolean> {
   let corked = false;
   const uncork = (): void => {
     corked = false;

@@ -70,6 +70,31 @@ describe('POST /v1/audio/speech', () => {
     expect(await settled('acct', before)).toBe(40_000); // 4 s at 0.01 credits
   });
 
+  it('under an Idempotency-Key, runs a speech whose caller left mid-audio to its end: the resend gets all of it, charged once', async () => {
+    const before = await balance('acct');
+    const key = `speech-left-${Date.now()}`;
+    const body = JSON.stringify({ model: 'mock-tts', voice: 'alloy', input: 'x'.repeat(600), response_format: 'wav' }); // 40 s: 640 KB
+    const send = (signal?: AbortSignal): Promise<Response> =>
+      fetch(`${gw.baseURL}/audio/speech`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json', 'idempotency-key': key }, body, signal });
+    const leaving = new AbortController();
+    const first = await send(leaving.signal);
+    expect(first.status).toBe(200);
+    await first.body!.getReader().read();
+    leaving.abort();
+    let resent: Response | undefined;
+    for (let i = 0; i < 100; i++) {
+      resent = await send();
+      if (resent.status === 200) break;
+      expect(resent.status).toBe(409);
+      await resent.arrayBuffer();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(resent!.headers.get('idempotent-replayed')).toBe('true');
+    const audio = Buffer.from(await resent!.arrayBuffer());
+    expect(wavDurationSeconds(audio, audio.length)).toBe(40);
+    expect(await settled('acct', before)).toBe(400_000); // 40 s at 0.01 credits, once
+  });
+
   it('answers raw PCM for pcm, charged by its length', async () => {
     const before = await balance('acct');
     const response = await client.audio.speech.create({ model: 'mock-tts', voice: 'alloy', input: 'short', response_format: 'pcm' });

@@ -5,7 +5,6 @@
  * first where the endpoint takes files, the Idempotency-Key guard, the caller's cancellation,
  * the budget header, the access log.
  */
-import { Readable } from 'node:stream';
 import type { BlobStore } from '../../storage/blobs/types.js';
 import type { ContentTypeFilter } from '../../uploads/content-types.js';
 import type { IdempotencyRecord } from '../../storage/types.js';
@@ -25,7 +24,7 @@ import type { InFlightWork } from '../in-flight-work.js';
 import { auditOf } from '../request-state.js';
 import { assetUrlFor } from '../public-url.js';
 import { elapsedMs } from '../request-timing.js';
-import { FLUSH_GRACE_MS } from '../stream-writer.js';
+import { startingWith, writeFrames } from '../stream-writer.js';
 
 export interface UnaryRouteDeps {
   readonly service: UnaryService;
@@ -136,29 +135,37 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
         deps.accessLog(reply, 499, 'client_closed');
         return reply;
       }
-      reply.raw.once('close', outcome.abandon);
-      // A caller that stops reading leaves the relay waiting on a full socket, where the request's
-      // deadlines cannot reach it: once they cancel the request, the socket gets a short grace to
-      // take the rest, then is closed, which ends the relay (and frees the request's slot and hold).
-      let grace: NodeJS.Timeout | undefined;
-      const closeIfStuck = (): void => {
-        grace = setTimeout(() => {
-          if (!reply.raw.writableFinished) reply.raw.destroy();
-        }, FLUSH_GRACE_MS);
-      };
-      controller.signal.once('abort', closeIfStuck);
-      reply.send(Readable.from(outcome.body, { objectMode: false }));
-      const ended = await outcome.done;
-      controller.signal.removeListener('abort', closeIfStuck);
-      clearTimeout(grace);
-      if (ended.failedUnsent) {
-        // A body that failed before its first byte was answered, and logged, by the error handler,
-        // unless the caller was gone first: then nothing was answered.
-        if (!reply.raw.destroyed) return reply;
+      // Read ahead to the first chunk: a body that fails before it is answered as the error it is.
+      const iterator = outcome.body[Symbol.asyncIterator]();
+      let first: IteratorResult<Uint8Array>;
+      try {
+        first = await iterator.next();
+      } catch (err) {
+        await outcome.done;
+        if (!reply.raw.destroyed) throw err;
+        // Nobody is there to be answered.
+        reply.hijack();
         audit.errorCode = 'client_closed_request';
         deps.accessLog(reply, 499, 'client_closed');
         return reply;
       }
+      // Written by hand, as a chat stream is: with backpressure, under the request's deadlines (a
+      // caller that stops reading is cut once they end), and under an Idempotency-Key read to its
+      // end when the caller leaves, so that the resend gets the whole audio, charged once.
+      reply.hijack();
+      const res = reply.raw;
+      let completed = false;
+      try {
+        res.writeHead(200, { ...outcome.headers, 'x-request-id': request.id, 'content-type': outcome.contentType });
+        completed = await writeFrames(res, startingWith(first, iterator), controller.signal, call !== null);
+      } catch {
+        // The upstream failed after the audio started: audio has no error frame, so the caller
+        // gets a cut body; the relay's end charges what was sent.
+        res.destroy();
+      }
+      await outcome.done;
+      deps.accessLog(reply, 200, completed ? undefined : 'client_closed');
+      return reply;
     }
     deps.accessLog(reply, 200);
     return reply;
