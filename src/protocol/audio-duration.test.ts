@@ -41,6 +41,16 @@ describe('wavDurationSeconds', () => {
     expect(wavDurationSeconds(file, file.length)).toBe(1);
   });
 
+  it('takes the rate of uncompressed samples from their format, not from a byte-rate field that says otherwise', () => {
+    const forged = fmt(16_000, 1, 16);
+    forged.writeUInt32LE(0xffffffff, 8 + 8); // the byte-rate field, after the chunk's 8-byte head
+    const file = wav(forged, chunk('data', Buffer.alloc(64_000)));
+    expect(wavDurationSeconds(file, file.length)).toBe(2);
+    forged.writeUInt32LE(0, 8 + 8);
+    const zero = wav(forged, chunk('data', Buffer.alloc(64_000)));
+    expect(wavDurationSeconds(zero, zero.length)).toBe(2);
+  });
+
   it('walks past a LIST chunk (odd-sized, so padded) before data', () => {
     const list = chunk('LIST', Buffer.from('INFOISFT\x05\x00\x00\x00mock\x00', 'binary'));
     const file = wav(fmt(16000, 1, 16), list, chunk('data', Buffer.alloc(16000)));

@@ -13,8 +13,10 @@ const PCM_BYTES_PER_SAMPLE = 2;
 const UNKNOWN_SIZE = 0xffffffff;
 const RIFF_HEADER_BYTES = 12;
 const CHUNK_HEADER_BYTES = 8;
-/** audio format, channels, sample rate, byte rate, block align: the part of `fmt ` we need. */
-const FMT_MIN_BYTES = 14;
+/** audio format, channels, sample rate, byte rate, block align, bits per sample: the part of `fmt ` we need. */
+const FMT_MIN_BYTES = 16;
+/** Format tags of uncompressed samples: PCM, IEEE float, and the extensible form (whose samples are these too in practice). */
+const UNCOMPRESSED = new Set([0x0001, 0x0003, 0xfffe]);
 
 function fourCc(bytes: Uint8Array, offset: number): string {
   return String.fromCharCode(bytes[offset]!, bytes[offset + 1]!, bytes[offset + 2]!, bytes[offset + 3]!);
@@ -38,10 +40,14 @@ export function wavDurationSeconds(header: Uint8Array, totalBytes: number): numb
     const body = offset + CHUNK_HEADER_BYTES;
     if (id === 'fmt ') {
       if (body + FMT_MIN_BYTES > header.length) return null;
+      const format = view.getUint16(body, true);
+      const channels = view.getUint16(body + 2, true);
       const sampleRate = view.getUint32(body + 4, true);
-      const blockAlign = view.getUint16(body + 12, true);
-      // Some writers leave byte rate at 0; it is sample rate times block align by definition.
-      byteRate = view.getUint32(body + 8, true) || sampleRate * blockAlign;
+      const bitsPerSample = view.getUint16(body + 14, true);
+      // For uncompressed samples the rate follows from the sample format, as decoders compute it:
+      // the byte-rate field repeats it, and a wrong one (left at 0, or forged) must not change the
+      // length. For compressed formats it is the only rate there is.
+      byteRate = UNCOMPRESSED.has(format) ? (sampleRate * channels * bitsPerSample) / 8 : view.getUint32(body + 8, true);
       if (byteRate === 0) return null;
     } else if (id === 'data') {
       if (byteRate === null) return null;

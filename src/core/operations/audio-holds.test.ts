@@ -27,6 +27,11 @@ describe('audio credit holds', () => {
     expect(heldFileSeconds(wav, measured)).toBeCloseTo(20, 1);
   });
 
+  it('hold a WAV whose header claims a very high rate for no less than its size at the highest real one', () => {
+    const wav = fileOf(Buffer.alloc(3_840_000), 'audio/wav');
+    expect(heldFileSeconds(wav, 0.001)).toBe(10);
+  });
+
   it('hold a compressed file at a low bitrate: four times the usual estimate', async () => {
     const mp3 = fileOf(Buffer.alloc(160_000, 0xff), 'audio/mpeg');
     expect(await measuredFileSeconds(mp3)).toBeUndefined();

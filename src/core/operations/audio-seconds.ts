@@ -35,9 +35,16 @@ export function estimatedFileSeconds(file: InputFile): number {
   return file.size / COMPRESSED_BYTES_PER_SECOND;
 }
 
+/**
+ * The most bytes a second an uploaded WAV can plausibly hold (48 kHz, 2 channels, 32 bits): its
+ * header is the caller's to write, so its hold is never shorter than its size at this rate.
+ */
+const HIGHEST_WAV_BYTES_PER_SECOND = 384_000;
+
 /** The seconds a transcription's credit hold covers: a WAV's own, else the file's length at a low bitrate. */
 export function heldFileSeconds(file: InputFile, measured: number | undefined): number {
-  return measured ?? file.size / LOW_BITRATE_BYTES_PER_SECOND;
+  if (measured === undefined) return file.size / LOW_BITRATE_BYTES_PER_SECOND;
+  return Math.max(measured, file.size / HIGHEST_WAV_BYTES_PER_SECOND);
 }
 
 /** The duration a file's own bytes say (a WAV header), or undefined. */
