@@ -88,12 +88,8 @@ export interface UnaryOperation<Req extends { model: string }> {
 export interface UnaryOutcome {
   /** An async iterable for a streamed body: iterate it to the end (or `return()` it), then await `done`. */
   readonly body: string | Buffer | AsyncIterable<Uint8Array>;
-  /**
-   * Resolves once the charge (and record) of a streamed body is committed, already resolved
-   * otherwise; `failedUnsent` when the body failed before any byte of it was relayed, so that the
-   * failure itself is what the caller was answered.
-   */
-  readonly done: Promise<{ readonly failedUnsent: boolean }>;
+  /** Resolves once the charge (and record) of a streamed body is committed; already resolved otherwise. */
+  readonly done: Promise<void>;
   /** For a streamed body the caller will never iterate (it went away first): ends it as relayed with nothing. */
   readonly abandon: () => void;
   readonly contentType: string;
@@ -210,7 +206,6 @@ export class UnaryService {
         const record = failure === null && kept !== null ? (ctx.idempotency?.recordFor(200, { 'content-type': result.contentType }, kept) ?? null) : null;
         const units = bytes === 0 ? 0 : (result.body as StreamedBody).unitsOf(bytes, head);
         await billing.settle(billed, hold, outcomeOf(servedBy, { promptTokens: result.promptTokens, completionTokens: result.completionTokens, units, charged: bytes > 0, status: 200, record }));
-        return { failedUnsent: failure !== null && bytes === 0 };
       });
       return { body: relay.chunks, done, abandon: relay.abandon, contentType: result.contentType, headers: admission.headers, ...counted };
     }
@@ -219,7 +214,7 @@ export class UnaryService {
     const record = ctx.idempotency?.recordFor(200, { 'content-type': result.contentType }, result.body) ?? null;
     // The charge is committed before the answer goes out: a client that has it was charged.
     await billing.settle(billed, hold, outcomeOf(servedBy, { promptTokens: result.promptTokens, completionTokens: result.completionTokens, units: result.units ?? 0, charged: true, status: 200, record }));
-    return { body: result.body, done: Promise.resolve({ failedUnsent: false }), abandon: () => undefined, contentType: result.contentType, headers: admission.headers, ...counted };
+    return { body: result.body, done: Promise.resolve(), abandon: () => undefined, contentType: result.contentType, headers: admission.headers, ...counted };
   }
 }
 

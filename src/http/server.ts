@@ -176,7 +176,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
       v1.addHook('preParsing', authHook(deps.authenticator));
       modelRoutes(v1, deps.catalog, deps.limits, accessLog);
       chatRoutes(v1, { chat: deps.chat, logger, accessLog, work: deps.work, idempotency: deps.idempotency });
-      const unaryDeps: UnaryRouteDeps = { service: deps.unary, accessLog, work: deps.work, idempotency: deps.idempotency, publicUrl: deps.publicUrl, uploads: deps.uploads };
+      const unaryDeps: UnaryRouteDeps = { service: deps.unary, logger, accessLog, work: deps.work, idempotency: deps.idempotency, publicUrl: deps.publicUrl, uploads: deps.uploads };
       unaryRoutes(
         v1,
         [

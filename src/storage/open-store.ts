@@ -6,6 +6,8 @@ import { SqliteStore } from './sqlite/sqlite-store.js';
 import { openPostgres } from './postgres/open-postgres.js';
 import { PostgresStore } from './postgres/postgres-store.js';
 import type { Store } from './types.js';
+import type { Kysely } from 'kysely';
+import type { Database } from './sql/database.js';
 
 export function sqlitePathFromUrl(url: string): string {
   const path = url.slice('sqlite://'.length);
@@ -14,18 +16,23 @@ export function sqlitePathFromUrl(url: string): string {
 
 export async function openStore(url: string): Promise<Store> {
   let store: SqlStore;
+  let migrationDb: Kysely<Database> | undefined;
   if (url.startsWith('sqlite://')) {
     const { db, sqlite, checkpointer } = openSqlite(sqlitePathFromUrl(url));
     store = new SqliteStore(db, sqlite, checkpointer);
   } else {
-    const { db, fastDb, schema } = await openPostgres(url);
-    store = new PostgresStore(db, fastDb, schema);
+    const opened = await openPostgres(url);
+    store = new PostgresStore(opened.db, opened.fastDb, opened.schema);
+    // The store's statements time out; the migrations may wait for another instance's, and take long.
+    migrationDb = opened.migrationDb();
   }
   try {
-    await store.migrate();
+    await store.migrate(migrationDb);
   } catch (err) {
     await store.close().catch(() => undefined);
     throw err;
+  } finally {
+    await migrationDb?.destroy();
   }
   return store;
 }

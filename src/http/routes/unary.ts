@@ -11,6 +11,8 @@ import type { IdempotencyRecord } from '../../storage/types.js';
 import { isMultipart, receiveForm, type ReceivedForm } from '../multipart-form.js';
 import { formBodies } from '../form-body.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { toGatewayError } from '../../errors/index.js';
 import type { Principal } from '../../auth/principal.js';
 import type { UnaryCallContext, UnaryOperation, UnaryService } from '../../core/unary-service.js';
 import { IDEMPOTENCY_HEADER } from '../../idempotency/idempotency-key.js';
@@ -28,6 +30,7 @@ import { startingWith, writeFrames } from '../stream-writer.js';
 
 export interface UnaryRouteDeps {
   readonly service: UnaryService;
+  readonly logger: Logger;
   readonly accessLog: AccessLog;
   readonly work: InFlightWork;
   readonly idempotency: IdempotencyGuardDeps;
@@ -154,17 +157,24 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
       // end when the caller leaves, so that the resend gets the whole audio, charged once.
       reply.hijack();
       const res = reply.raw;
-      let completed = false;
+      let end = 'client_closed';
       try {
         res.writeHead(200, { ...outcome.headers, 'x-request-id': request.id, 'content-type': outcome.contentType });
-        completed = await writeFrames(res, startingWith(first, iterator), controller.signal, call !== null);
-      } catch {
-        // The upstream failed after the audio started: audio has no error frame, so the caller
-        // gets a cut body; the relay's end charges what was sent.
+        if (await writeFrames(res, startingWith(first, iterator), controller.signal, call !== null)) end = 'completed';
+      } catch (err) {
+        // The upstream failed after the audio started (cut, silent, out of budget): audio has no
+        // error frame, so the caller gets a cut body; the relay's end charges what was sent.
         res.destroy();
+        await iterator.return?.();
+        const error = toGatewayError(err);
+        if (error.code !== 'client_closed_request') {
+          end = 'error';
+          audit.errorCode = error.code;
+          if (error.status === 500) deps.logger.error({ err, request_id: request.id }, 'audio relay failed');
+        }
       }
       await outcome.done;
-      deps.accessLog(reply, 200, completed ? undefined : 'client_closed');
+      deps.accessLog(reply, 200, end === 'completed' ? undefined : end);
       return reply;
     }
     deps.accessLog(reply, 200);

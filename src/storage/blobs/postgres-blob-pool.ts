@@ -15,8 +15,9 @@ export async function openBlobPool(url: string, max = 10): Promise<pg.Pool> {
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     throw new Error(`blob storage url: schema "${schema}" must be a lower-case SQL identifier`);
   }
-  // Blobs are written and read a chunk per statement, so the usual statement timeout holds.
-  const pool = new pg.Pool(poolOptions(parsed.toString(), max, 30_000, schema ? `-c search_path=${schema}` : undefined));
+  // Blobs are written and read a chunk per statement, so the usual statement timeout holds; but a
+  // connection is held for a whole upload, so a full pool is waited on.
+  const pool = new pg.Pool(poolOptions(parsed.toString(), max, 30_000, schema ? `-c search_path=${schema}` : undefined, true));
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => undefined);
   if (schema !== undefined) {

@@ -25,6 +25,8 @@ export interface OpenedPostgres {
    */
   fastDb: Kysely<Database>;
   schema: string | undefined;
+  /** Opens a small pool without statement timeouts, for the migrations at start (close it after). */
+  migrationDb: () => Kysely<Database>;
 }
 
 export async function openPostgres(url: string): Promise<OpenedPostgres> {
@@ -52,5 +54,6 @@ export async function openPostgres(url: string): Promise<OpenedPostgres> {
       throw err;
     }
   }
-  return { db, fastDb, schema };
+  const migrationDb = (): Kysely<Database> => new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool(poolOptions(parsed.toString(), 2, null, searchPath)) }) });
+  return { db, fastDb, schema, migrationDb };
 }

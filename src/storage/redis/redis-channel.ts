@@ -37,8 +37,8 @@ export class RedisChannel<T> {
   async subscribe(handle: (message: T) => void, missed: () => void = () => undefined, waitMs = 3_000): Promise<void> {
     // Every 'ready' from here on is a connection made after messages may have gone by unheard.
     this.subscriber.on('ready', () => {
-      this.subscriber.subscribe(this.name).catch((err: unknown) => this.couldNotSubscribe(err));
-      missed();
+      // Told once subscribed again: a message sent between the two would otherwise be lost after the telling.
+      this.subscriber.subscribe(this.name).then(missed, (err: unknown) => this.couldNotSubscribe(err));
     });
     this.subscriber.on('message', (_channel: string, text: string) => {
       try {

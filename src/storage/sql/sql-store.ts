@@ -101,9 +101,10 @@ export class SqlStore implements Store {
     private readonly schema?: string,
   ) {}
 
-  async migrate(): Promise<void> {
+  /** `db`: a connection of its own for the migrations, when the store's own have statement timeouts. */
+  async migrate(db: Kysely<Database> = this.db): Promise<void> {
     const migrator = new Migrator({
-      db: this.db,
+      db,
       provider: { getMigrations: () => Promise.resolve(migrations) },
       ...(this.schema ? { migrationTableSchema: this.schema } : {}),
     });
