@@ -12,7 +12,6 @@ import { isMultipart, receiveForm, type ReceivedForm } from '../multipart-form.j
 import { formBodies } from '../form-body.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import { toGatewayError } from '../../errors/index.js';
 import type { Principal } from '../../auth/principal.js';
 import type { UnaryCallContext, UnaryOperation, UnaryService } from '../../core/unary-service.js';
 import { IDEMPOTENCY_HEADER } from '../../idempotency/idempotency-key.js';
@@ -26,7 +25,7 @@ import type { InFlightWork } from '../in-flight-work.js';
 import { auditOf } from '../request-state.js';
 import { assetUrlFor } from '../public-url.js';
 import { elapsedMs } from '../request-timing.js';
-import { startingWith, writeFrames } from '../stream-writer.js';
+import { isStreamed, sendStreamedBody } from '../streamed-body.js';
 
 export interface UnaryRouteDeps {
   readonly service: UnaryService;
@@ -121,62 +120,12 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
     audit.completionTokens = outcome.completionTokens;
     audit.upstreamFirstByteMs = outcome.upstreamMs;
     audit.overheadMs = elapsedMs(request, reply.elapsedTime) - outcome.upstreamMs;
-    reply.headers(outcome.headers).header('x-request-id', request.id).header('content-type', outcome.contentType);
-    if (typeof outcome.body === 'string' || Buffer.isBuffer(outcome.body)) {
-      reply.send(outcome.body);
-    } else {
-      // Streamed: the handler stays until the body ended and its charge is committed, so that the
-      // drain waits for it and an Idempotency-Key claim is not given back before its record.
-      if (reply.raw.destroyed) {
-        // The caller left while the upstream was answering: its 'close' has passed, and a body
-        // sent now would never be read, so the relay would never end. Nothing was relayed.
-        outcome.abandon();
-        await outcome.done;
-        reply.hijack();
-        // Nothing reached the caller: logged and counted as its leaving, as before an answer.
-        audit.errorCode = 'client_closed_request';
-        deps.accessLog(reply, 499, 'client_closed');
-        return reply;
-      }
-      // Read ahead to the first chunk: a body that fails before it is answered as the error it is.
-      const iterator = outcome.body[Symbol.asyncIterator]();
-      let first: IteratorResult<Uint8Array>;
-      try {
-        first = await iterator.next();
-      } catch (err) {
-        await outcome.done;
-        if (!reply.raw.destroyed) throw err;
-        // Nobody is there to be answered.
-        reply.hijack();
-        audit.errorCode = 'client_closed_request';
-        deps.accessLog(reply, 499, 'client_closed');
-        return reply;
-      }
-      // Written by hand, as a chat stream is: with backpressure, under the request's deadlines (a
-      // caller that stops reading is cut once they end), and under an Idempotency-Key read to its
-      // end when the caller leaves, so that the resend gets the whole audio, charged once.
-      reply.hijack();
-      const res = reply.raw;
-      let end = 'client_closed';
-      try {
-        res.writeHead(200, { ...outcome.headers, 'x-request-id': request.id, 'content-type': outcome.contentType });
-        if (await writeFrames(res, startingWith(first, iterator), controller.signal, call !== null)) end = 'completed';
-      } catch (err) {
-        // The upstream failed after the audio started (cut, silent, out of budget): audio has no
-        // error frame, so the caller gets a cut body; the relay's end charges what was sent.
-        res.destroy();
-        await iterator.return?.();
-        const error = toGatewayError(err);
-        if (error.code !== 'client_closed_request') {
-          end = 'error';
-          audit.errorCode = error.code;
-          if (error.status === 500) deps.logger.error({ err, request_id: request.id }, 'audio relay failed');
-        }
-      }
-      await outcome.done;
-      deps.accessLog(reply, 200, end === 'completed' ? undefined : end);
+    if (isStreamed(outcome)) {
+      const { status, end } = await sendStreamedBody(request, reply, outcome, controller, call !== null, deps.logger);
+      deps.accessLog(reply, status, end);
       return reply;
     }
+    reply.headers(outcome.headers).header('x-request-id', request.id).header('content-type', outcome.contentType).send(outcome.body);
     deps.accessLog(reply, 200);
     return reply;
   }
