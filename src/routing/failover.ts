@@ -25,6 +25,8 @@ export function isRouteFault(error: GatewayError): boolean {
 /** Records a failed attempt on its route's health. */
 export function noteRouteFault(health: RouteHealth, error: GatewayError): void {
   if (!ROUTE_FAULTS.has(error.code)) return;
-  if (error.code === 'upstream_unavailable' && error.retryAfterSeconds !== undefined) health.coolDown(error.retryAfterSeconds);
+  // A pause of nothing (Retry-After: 0, or a date already past) is no pause: a plain failure, or
+  // such a route would never count one.
+  if (error.code === 'upstream_unavailable' && error.retryAfterSeconds !== undefined && error.retryAfterSeconds > 0) health.coolDown(error.retryAfterSeconds);
   else health.failed();
 }

@@ -47,6 +47,27 @@ describe('RouteHealth', () => {
     expect(h.availableAt()).toBe(now() + 5_000);
   });
 
+  it('a streamed probe stays the only request until its stream ends, which decides the circuit', () => {
+    const { h, attempt, advance } = health();
+    for (let i = 0; i < 3; i++) attempt(false);
+    advance(5_000);
+    expect(h.acquire()).toBe(true);
+    h.answered(12);
+    // The first chunk arrived: still one probe at a time.
+    expect(h.state).toBe('half_open');
+    expect(h.acquire()).toBe(false);
+    // The stream broke halfway: open for another cool-down.
+    h.failed();
+    h.release();
+    expect(h.state).toBe('open');
+    advance(5_000);
+    expect(h.acquire()).toBe(true);
+    h.answered(12);
+    h.streamCompleted();
+    h.release();
+    expect(h.state).toBe('closed');
+  });
+
   it('a success between failures resets the consecutive count', () => {
     const { h, attempt } = health();
     for (let i = 0; i < 10; i++) {

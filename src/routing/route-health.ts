@@ -84,23 +84,23 @@ export class RouteHealth {
   }
 
   /**
-   * A stream's first chunk arrived, `latencyMs` after the call: the route works again (a probe
-   * closes the circuit), but the attempt's outcome is known only at the stream's end, when
-   * streamCompleted() or failed() counts it once. Counting a success here let a provider that
-   * breaks every stream halfway never reach `consecutive_failures`.
+   * A stream's first chunk arrived, `latencyMs` after the call. Its outcome is known only at its
+   * end, when streamCompleted() or failed() counts it once: counting a success here let a provider
+   * that breaks every stream halfway never reach `consecutive_failures`, and closing a half-open
+   * circuit here let such a provider have every request of a cool-down instead of one probe.
    */
   answered(latencyMs: number): void {
     this.latencyMs = this.latencyMs === null ? latencyMs : this.latencyMs + LATENCY_SMOOTHING * (latencyMs - this.latencyMs);
+  }
+
+  /** An answer that came whole, or a stream that ran to its end: a probe closes the circuit. */
+  streamCompleted(): void {
+    this.consecutive = 0;
+    this.count(false);
     if (this.state === 'half_open') {
       this.state = 'closed';
       this.probing = false;
     }
-  }
-
-  /** A stream that answered ran to its end. */
-  streamCompleted(): void {
-    this.consecutive = 0;
-    this.count(false);
   }
 
   /** The upstream failed in a way that says something about the route (not the caller's fault). */

@@ -77,7 +77,7 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
       if (!isCompletion(parsed)) {
         // Some proxies answer 200 with an error body; its message is worth more than "malformed".
         if (typeof parsed === 'object' && parsed !== null && 'error' in parsed) throw reportedError(providerId, apiKey, errorDetail(parsed));
-        throw malformed(providerId, 'a completion without a choices array');
+        throw malformed(providerId, 'a completion without choices of the chat shape (each with a message)');
       }
       return { completion: parsed, rawJson: text, usage: usageOf(parsed.usage) };
     },
@@ -132,8 +132,26 @@ function upstreamHeaders(provider: ProviderConfig, apiKey: string | undefined): 
   return headers;
 }
 
+/**
+ * The shape the pipeline reads of a completion: choices, each with a message whose tool calls (if
+ * any) name a function. Anything else (a legacy `text` choice, a call without its function) is an
+ * unusable answer, a fault of the route, not something to read blindly.
+ */
 function isCompletion(value: unknown): value is ChatCompletion {
-  return typeof value === 'object' && value !== null && Array.isArray((value as { choices?: unknown }).choices);
+  if (typeof value !== 'object' || value === null) return false;
+  const choices = (value as { choices?: unknown }).choices;
+  return Array.isArray(choices) && choices.every(isChoice);
+}
+
+function isChoice(choice: unknown): boolean {
+  const message = (choice as { message?: unknown } | null)?.message;
+  if (typeof message !== 'object' || message === null) return false;
+  const calls = (message as { tool_calls?: unknown }).tool_calls;
+  if (calls === undefined || calls === null) return true;
+  return Array.isArray(calls) && calls.every((call: unknown) => {
+    const fn = (call as { function?: unknown } | null)?.function as { name?: unknown; arguments?: unknown } | undefined;
+    return typeof fn === 'object' && fn !== null && typeof fn.name === 'string' && typeof fn.arguments === 'string';
+  });
 }
 
 function isEventStream(contentType: string): boolean {
