@@ -94,6 +94,9 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect((await store.getAccount('m1'))?.balanceMicros).toBe(4_000);
       expect(await store.ledgerSum('m1')).toBe(4_000);
       await expect(store.addLedgerEntry({ accountId: 'ghost', kind: 'topup', amountMicros: 1, requestId: null, apiKeyId: null, note: null })).rejects.toThrow();
+      // Newest first, also among entries of one millisecond.
+      for (let i = 0; i < 5; i++) await store.addLedgerEntry({ accountId: 'm1', kind: 'adjustment', amountMicros: 1, requestId: null, apiKeyId: null, note: `quick ${i}` });
+      expect((await store.listLedger('m1', 5)).map((e) => e.note)).toEqual(['quick 4', 'quick 3', 'quick 2', 'quick 1', 'quick 0']);
       // Past the bound nothing is written: neither the entry nor the balance.
       const before = await store.getAccount('m1');
       await expect(store.addLedgerEntry({ accountId: 'm1', kind: 'topup', amountMicros: MAX_BALANCE_MICROS, requestId: null, apiKeyId: null, note: 'too much' })).rejects.toBeInstanceOf(BalanceOutOfRangeError);

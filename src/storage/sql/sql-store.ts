@@ -288,7 +288,7 @@ export class SqlStore implements Store {
   }
 
   async listLedger(accountId: string, limit: number): Promise<LedgerEntry[]> {
-    const rows = await this.db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id').limit(limit).execute();
+    const rows = await this.db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     return rows.map(toLedgerEntry);
   }
 
