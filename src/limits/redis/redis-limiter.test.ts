@@ -1,11 +1,11 @@
 /** The Redis limiter's own logic, over a stand-in connection; the scripts themselves run against the real Redis in test/http. */
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { LimitPlans } from '../plan.js';
+import { LimitPlans, replayPlan } from '../plan.js';
 import { RedisLimiter } from './redis-limiter.js';
 import type { RedisConnection } from '../../storage/redis/redis-connection.js';
 
-const plan = new LimitPlans({ t: { models: ['*'], endpoints: ['*'], limits: { daily: {}, max_in_flight: 5, tokens_per_minute: 1000 }, model_limits: [] } }).planFor('t', 'm', 'chat');
+const plan = new LimitPlans({ t: { models: ['*'], endpoints: ['*'], limits: { daily: { chat: 10 }, max_in_flight: 5, tokens_per_minute: 1000 }, model_limits: [] } }).planFor('t', 'm', 'chat');
 
 /** A connection whose settle command fails as often as told, and records what it was sent. */
 function standIn(failures: number) {
@@ -53,5 +53,14 @@ describe('RedisLimiter settlements', () => {
     await expect(limiter.admit({ keyId: 'k', requestId: 'r3', plan, tokens: 100 })).rejects.toThrow('timed out');
     await tick();
     expect(client.settles[0]?.slice(3, 6)).toEqual(['r3', -100, '1']);
+  });
+
+  it('undoes only what the plan counted: a lost replay gives back no daily count and no tokens it never took', async () => {
+    const { client, limiter } = standIn(0);
+    client.tollgateAdmit = () => Promise.reject(new Error('Command timed out'));
+    const replay = { ...replayPlan(plan), tokensPerMinute: null };
+    await expect(limiter.admit({ keyId: 'k', requestId: 'r4', plan: replay, tokens: 100 })).rejects.toThrow('timed out');
+    await tick();
+    expect(client.settles[0]?.slice(3, 6)).toEqual(['r4', 0, '0']);
   });
 });

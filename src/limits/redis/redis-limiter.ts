@@ -108,8 +108,9 @@ export class RedisLimiter implements RateLimiter {
       reply = await this.commands.tollgateAdmit(...keys, ...limitArgs(plan), request.tokens, request.requestId, this.options.inFlightTtlMs);
     } catch (err) {
       // No answer, but the script may have run (or run later, if Redis was only slow): the
-      // request is counted elsewhere now, so undo it here if it did.
-      this.settle(keys, request.requestId, -request.tokens, true);
+      // request is counted elsewhere now, so undo it here if it did. Only what the plan counted:
+      // a replay's plan takes no daily count, and its day key is the tier's real pool.
+      this.settle(keys, request.requestId, plan.tokensPerMinute !== null ? -request.tokens : 0, plan.daily !== null);
       throw err;
     }
     if (this.pending.length > 0) this.resendPending();

@@ -93,7 +93,10 @@ if day_limit > 0 then
 end
 local ttl = tonumber(ARGV[7])
 redis.call('ZADD', KEYS[4], now_ms + ttl, ARGV[6])
-redis.call('PEXPIRE', KEYS[4], ttl)
+-- Lengthened, never shortened: instances may give slots different lifetimes (a rolling deploy
+-- that changes a budget), and the key's expiry drops every slot in it at once.
+local left = redis.call('PTTL', KEYS[4])
+if left < ttl then redis.call('PEXPIRE', KEYS[4], ttl) end
 if flight_limit > 0 then flying = flying + 1 end
 return {1, now_ms, requests, tokens, day, flying, {}, {}}
 `;
