@@ -52,6 +52,7 @@ export async function openMedia(config: Config, store: Store, credits: CreditGat
       maxBytes: parseSize(config.videos.max_bytes),
       giveUpAfterMs: config.videos.give_up_after_ms,
       callTimeoutMs: config.upstream.timeout_ms,
+      idleTimeoutMs: config.upstream.idle_timeout_ms,
     },
     logger,
   );

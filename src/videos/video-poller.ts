@@ -4,6 +4,11 @@
  * the answer. A finished video is streamed into an asset before the job says `completed`; a job
  * that failed upstream is refunded. Because the state lives in the store, a restarted gateway
  * (or another instance, once the lease expires) simply carries on polling.
+ *
+ * Each poll runs on its own, not as part of its round: an upstream that hangs holds its own job
+ * until the call's time limit, not every other job's poll. A poll renews its lease while it runs
+ * (a download may take longer than `lease_ms`), so that no other instance takes the job over and
+ * downloads the same video again, and stops if the renewal finds the job cancelled.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -21,17 +26,23 @@ export interface PollerSettings {
   readonly leaseMs: number;
   readonly maxBytes: number;
   readonly giveUpAfterMs: number;
-  /** One poll's (or one download's) time limit. */
+  /** Time limit of a poll, and of a download until its first bytes. */
   readonly callTimeoutMs: number;
+  /** A download that sends nothing for this long is given up (and tried again later). */
+  readonly idleTimeoutMs: number;
 }
 
+/** Jobs leased in one call to the store. */
 const BATCH = 20;
+/** Polls running at once on this instance; further due jobs wait for a later round. */
+const MAX_POLLS = 50;
 
 export class VideoPoller {
   /** This instance's name on the leases it holds. */
   readonly owner = `poller_${randomBytes(8).toString('hex')}`;
   private readonly rounds: PeriodicTask;
   private readonly stopping = new Cancellation();
+  private readonly polls = new Set<Promise<void>>();
 
   constructor(
     private readonly store: Store,
@@ -44,18 +55,27 @@ export class VideoPoller {
     this.rounds = new PeriodicTask(() => this.pollDue(), settings.pollIntervalMs, (err) => this.logger.warn({ err }, 'could not poll video jobs; trying again next round'));
   }
 
-  /** One round now: polls every due job (in batches) once. Rounds never overlap. */
-  tick(): Promise<void> {
-    return this.rounds.run();
+  /** One round now: leases the due jobs and starts their polls; resolves once every poll under way has ended. */
+  async tick(): Promise<void> {
+    await this.rounds.run();
+    while (this.polls.size > 0) await Promise.all(this.polls);
   }
 
   private async pollDue(): Promise<void> {
     for (;;) {
-      if (this.stopping.aborted) return;
-      const due = await this.store.leaseDueVideoJobs(this.owner, Date.now(), this.settings.leaseMs, BATCH);
-      await Promise.all(due.map((job) => this.poll(job)));
-      if (due.length < BATCH) return;
+      const room = Math.min(BATCH, MAX_POLLS - this.polls.size);
+      if (this.stopping.aborted || room <= 0) return;
+      const due = await this.store.leaseDueVideoJobs(this.owner, Date.now(), this.settings.leaseMs, room);
+      for (const job of due) this.start(job);
+      if (due.length < room) return;
     }
+  }
+
+  private start(job: VideoJobRecord): void {
+    const poll = this.poll(job)
+      .catch((err: unknown) => this.logger.warn({ err, video_id: job.id }, 'could not record a video poll; the job is polled again once its lease ends'))
+      .finally(() => this.polls.delete(poll));
+    this.polls.add(poll);
   }
 
   private async poll(job: VideoJobRecord): Promise<void> {
@@ -65,8 +85,19 @@ export class VideoPoller {
       return;
     }
     const call = new Cancellation();
+    let lost = false;
     const abort = (): void => call.abort(new GatewayError('upstream_timeout', 'The video poll took too long.'));
     const timeout = setTimeout(abort, this.settings.callTimeoutMs);
+    const renewal = setInterval(() => {
+      this.renewLease(job).then(
+        (held) => {
+          if (held || lost) return;
+          lost = true;
+          call.abort(new GatewayError('video_not_found', 'The job was cancelled or taken over while it was polled.'));
+        },
+        (err: unknown) => this.logger.warn({ err, video_id: job.id }, 'could not renew a video job\'s lease'),
+      );
+    }, Math.max(1, Math.floor(this.settings.leaseMs / 3)));
     this.stopping.once('abort', abort);
     const ref: VideoJobRef = { upstreamId: job.upstreamId, upstreamModel: job.upstreamModel, signal: call };
     try {
@@ -75,7 +106,11 @@ export class VideoPoller {
         await this.fail(job, upstream.error?.code ?? 'video_generation_failed', upstream.error?.message ?? 'The upstream provider could not generate the video.');
       } else if (upstream.status === 'completed') {
         const content = await videos.content(ref);
-        const asset = await this.assets.saveStream(job.accountId, job.requestId, content.body, content.contentType || 'video/mp4', this.settings.maxBytes);
+        // The bytes have started: from here on only a silence ends the download, however big the video.
+        clearTimeout(timeout);
+        const stalled = (): void => call.abort(new GatewayError('upstream_timeout', `The video download sent nothing for ${this.settings.idleTimeoutMs} ms.`));
+        const body = untilSilent(content.body, this.settings.idleTimeoutMs, stalled);
+        const asset = await this.assets.saveStream(job.accountId, job.requestId, body, content.contentType || 'video/mp4', this.settings.maxBytes);
         const now = Date.now();
         const done = await this.update(job, { status: 'completed', progress: 100, assetId: asset.id, completedAt: now });
         // Cancelled while it downloaded: the video is nobody's.
@@ -84,11 +119,18 @@ export class VideoPoller {
         await this.update(job, { status: upstream.status, progress: Math.min(99, Math.max(job.progress, Math.round(upstream.progress))) });
       }
     } catch (err) {
-      await this.pollFailed(job, err);
+      // A job cancelled meanwhile is finished with; one taken over is another instance's now.
+      if (!lost) await this.pollFailed(job, err);
     } finally {
       clearTimeout(timeout);
+      clearInterval(renewal);
       this.stopping.removeListener('abort', abort);
     }
+  }
+
+  /** Keeps this instance's lease on a job it still polls; false once the job is no longer in flight or no longer ours. */
+  private renewLease(job: VideoJobRecord): Promise<boolean> {
+    return this.store.updateVideoJob(job.id, { leaseUntil: Date.now() + this.settings.leaseMs }, IN_FLIGHT, { ifLeaseOwner: this.owner });
   }
 
   private async pollFailed(job: VideoJobRecord, err: unknown): Promise<void> {
@@ -139,5 +181,34 @@ export class VideoPoller {
   async close(): Promise<void> {
     this.stopping.abort(new GatewayError('shutting_down'));
     await this.rounds.stop();
+    await Promise.all(this.polls);
+  }
+}
+
+/**
+ * The body as it comes; `onSilence` once the upstream takes `ms` to send a chunk. Only the wait for
+ * the upstream counts, not the time the blob store takes to write a chunk (as for streams).
+ */
+async function* untilSilent(body: AsyncIterable<Uint8Array>, ms: number, onSilence: () => void): AsyncIterable<Uint8Array> {
+  const chunks = body[Symbol.asyncIterator]();
+  let finished = false;
+  try {
+    for (;;) {
+      const timer = setTimeout(onSilence, ms);
+      let next: IteratorResult<Uint8Array>;
+      try {
+        next = await chunks.next();
+      } finally {
+        clearTimeout(timer);
+      }
+      if (next.done === true) {
+        finished = true;
+        return;
+      }
+      yield next.value;
+    }
+  } finally {
+    // Left early (a write failed, the video is too large): the upstream's body is let go.
+    if (!finished) await chunks.return?.();
   }
 }

@@ -1,0 +1,175 @@
+/**
+ * The poller over a real SQLite store and blob directory, with upstreams scripted in place: what
+ * a slow upstream or a long download does to other jobs, to the lease and to the job itself.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStore } from '../storage/open-store.js';
+import { LocalBlobStore } from '../storage/blobs/local-blob-store.js';
+import { createLogger } from '../logging/logger.js';
+import { Assets } from '../assets/assets.js';
+import type { CreditGate } from '../billing/types.js';
+import type { ProviderAdapter, UpstreamVideoJob, VideoContent, VideoJobRef } from '../providers/types.js';
+import type { Store, VideoJobRecord } from '../storage/types.js';
+import { VideoJobs } from './video-jobs.js';
+import { VideoPoller, type PollerSettings } from './video-poller.js';
+
+const logger = createLogger('silent');
+let dir: string;
+let store: Store;
+let assets: Assets;
+const pollers: VideoPoller[] = [];
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'tollgate-poller-'));
+  store = await openStore(`sqlite://${join(dir, 'db.sqlite')}`);
+  await store.createAccountIfAbsent({ id: 'acct', name: null, tier: 't', balanceMicros: 0 });
+  assets = new Assets(store, new LocalBlobStore(join(dir, 'blobs')), 3_600_000, logger);
+});
+
+afterEach(async () => {
+  for (const poller of pollers.splice(0)) await poller.close();
+  await assets.close();
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Upstream {
+  retrieve?: (ref: VideoJobRef) => Promise<UpstreamVideoJob>;
+  content?: (ref: VideoJobRef) => Promise<VideoContent>;
+}
+
+function adapterOf(id: string, upstream: Upstream): ProviderAdapter {
+  const videos = {
+    retrieve: upstream.retrieve ?? (() => Promise.resolve({ id: 'u', status: 'completed', progress: 100 })),
+    content: upstream.content ?? (() => Promise.resolve({ contentType: 'video/mp4', body: chunks(1, 0) })),
+    cancel: () => Promise.resolve(),
+  };
+  return { id, videos } as unknown as ProviderAdapter;
+}
+
+/** `count` chunks of 100 bytes, `gapMs` apart. */
+async function* chunks(count: number, gapMs: number): AsyncIterable<Uint8Array> {
+  for (let i = 0; i < count; i++) {
+    if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+    yield new Uint8Array(100).fill(i);
+  }
+}
+
+/** Never answers; rejects when the call is aborted, as an adapter's HTTP call does. */
+function hang(ref: VideoJobRef): Promise<never> {
+  return new Promise((_, reject) => ref.signal.once('abort', () => reject(ref.signal.reason instanceof Error ? ref.signal.reason : new Error('aborted'))));
+}
+
+function startPoller(adapters: Record<string, ProviderAdapter>, settings: Partial<PollerSettings> = {}): VideoPoller {
+  const map = new Map(Object.entries(adapters));
+  const jobs = new VideoJobs(store, assets, {} as CreditGate, map, 20, logger);
+  const poller = new VideoPoller(store, jobs, assets, map, { pollIntervalMs: 20, leaseMs: 60_000, maxBytes: 1e6, giveUpAfterMs: 600_000, callTimeoutMs: 5_000, idleTimeoutMs: 5_000, ...settings }, logger);
+  pollers.push(poller);
+  return poller;
+}
+
+async function jobOn(provider: string): Promise<VideoJobRecord> {
+  const jobs = new VideoJobs(store, assets, {} as CreditGate, new Map(), 20, logger);
+  return jobs.record({
+    accountId: 'acct', apiKeyId: 'key', requestId: `req_${provider}`, model: 'video-model', provider, upstreamModel: 'sora-x',
+    prompt: 'a fox', seconds: 4, size: '1280x720', chargedMicros: 0, upstream: { id: `up-${provider}`, status: 'completed', progress: 100 },
+  });
+}
+
+/** Waits until `check` holds, failing the test after `ms`. */
+async function until(check: () => boolean | Promise<boolean>, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function statusOf(id: string): Promise<string | undefined> {
+  return (await store.getVideoJob(id))?.status;
+}
+
+describe('VideoPoller', () => {
+  it('finishes other jobs while one upstream hangs', async () => {
+    const slow = await jobOn('slow');
+    const poller = startPoller({ slow: adapterOf('slow', { retrieve: hang }), fast: adapterOf('fast', {}) });
+    await until(async () => (await store.getVideoJob(slow.id))!.leaseOwner === poller.owner, 2_000);
+    const fast = await jobOn('fast');
+    await until(async () => (await statusOf(fast.id)) === 'completed', 2_000);
+    expect(await statusOf(slow.id)).toBe('in_progress');
+  });
+
+  it('completes a download that lasts longer than the call timeout while bytes keep coming', async () => {
+    const job = await jobOn('up');
+    let downloads = 0;
+    const content = (ref: VideoJobRef): Promise<VideoContent> => {
+      downloads++;
+      return Promise.resolve({ contentType: 'video/mp4', body: abortable(chunks(10, 40), ref) });
+    };
+    startPoller({ up: adapterOf('up', { content }) }, { callTimeoutMs: 100, idleTimeoutMs: 1_000 });
+    await until(async () => (await statusOf(job.id)) === 'completed', 4_000);
+    expect(downloads).toBe(1);
+    const asset = await store.getAsset((await store.getVideoJob(job.id))!.assetId!);
+    expect(asset?.bytes).toBe(1_000);
+  });
+
+  it('gives up a download that falls silent, and tries it again later', async () => {
+    const job = await jobOn('up');
+    let downloads = 0;
+    async function* stalls(ref: VideoJobRef): AsyncIterable<Uint8Array> {
+      yield new Uint8Array(100);
+      await hang(ref);
+    }
+    const content = (ref: VideoJobRef): Promise<VideoContent> => {
+      downloads++;
+      return Promise.resolve({ contentType: 'video/mp4', body: stalls(ref) });
+    };
+    startPoller({ up: adapterOf('up', { content }) }, { idleTimeoutMs: 100 });
+    await until(async () => (await store.getVideoJob(job.id))!.pollFailures >= 1, 4_000);
+    expect(downloads).toBeGreaterThanOrEqual(1);
+    expect(await statusOf(job.id)).toBe('in_progress');
+  });
+
+  it('keeps its lease through a download longer than the lease: no other instance downloads the video again', async () => {
+    const job = await jobOn('up');
+    let downloads = 0;
+    const content = (): Promise<VideoContent> => {
+      downloads++;
+      return Promise.resolve({ contentType: 'video/mp4', body: chunks(8, 75) });
+    };
+    const adapters = { up: adapterOf('up', { content }) };
+    startPoller(adapters, { leaseMs: 150 });
+    await until(() => downloads === 1, 2_000);
+    startPoller(adapters, { leaseMs: 150 });
+    await until(async () => (await statusOf(job.id)) === 'completed', 4_000);
+    expect(downloads).toBe(1);
+  });
+
+  it('stops downloading a job cancelled meanwhile, and keeps no asset', async () => {
+    const job = await jobOn('up');
+    let aborted = false;
+    const content = (ref: VideoJobRef): Promise<VideoContent> => {
+      ref.signal.once('abort', () => (aborted = true));
+      return Promise.resolve({ contentType: 'video/mp4', body: abortable(chunks(100, 50), ref) });
+    };
+    const poller = startPoller({ up: adapterOf('up', { content }) }, { leaseMs: 90 });
+    await until(async () => (await store.getVideoJob(job.id))!.leaseOwner === poller.owner, 2_000);
+    const jobs = new VideoJobs(store, assets, { balanceMoved: () => undefined } as unknown as CreditGate, new Map(), 20, logger);
+    await jobs.cancel('acct', job.id);
+    await until(() => aborted, 2_000);
+    await poller.tick();
+    expect(await store.getVideoJob(job.id)).toMatchObject({ status: 'cancelled', assetId: null });
+  });
+});
+
+/** Ends the body with the call's reason once it is aborted, as the adapters' bodies do. */
+async function* abortable(body: AsyncIterable<Uint8Array>, ref: VideoJobRef): AsyncIterable<Uint8Array> {
+  for await (const chunk of body) {
+    if (ref.signal.aborted) throw ref.signal.reason;
+    yield chunk;
+  }
+  if (ref.signal.aborted) throw ref.signal.reason;
+}
