@@ -57,10 +57,10 @@ export class Assets {
     if (blobId !== undefined) await this.blobs.delete(blobId);
   }
 
-  /** The account's asset, or 404. */
+  /** The account's asset, or 404; also once its retention ended, though the hourly sweep may not have removed it yet. */
   async find(accountId: string, id: string): Promise<AssetRecord> {
     const asset = ASSET_ID.test(id) ? await this.store.getAsset(id) : undefined;
-    if (asset === undefined || asset.accountId !== accountId) {
+    if (asset === undefined || asset.accountId !== accountId || asset.createdAt + this.retentionMs <= Date.now()) {
       throw new GatewayError('asset_not_found', `No asset has the id "${id.slice(0, 64)}".`, { param: 'asset_id' });
     }
     return asset;
