@@ -3,6 +3,7 @@
  * fresh, empty store of its own.
  */
 import { describe, expect, it, beforeEach, afterEach } from 'vitest';
+import { orderedHexAt } from '../util/ordered-id.js';
 import type { FileRecord, VideoJobRecord, IdempotencyRecord, Store, UsageRecord } from './types.js';
 import { BalanceOutOfRangeError, MAX_BALANCE_MICROS } from './types.js';
 
@@ -235,6 +236,32 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(await store.deleteFile(file(1).id)).toBe(file(1).blobId);
       expect(await store.deleteFile(file(1).id)).toBeUndefined();
       expect(ids(await store.listFiles('m1', { limit: 10, order: 'asc' }, now))).toEqual(['f2.wav', 'f3.wav']);
+    });
+
+    it('places a page after a cursor whose file was deleted, by the time its id carries', async () => {
+      const now = Date.now();
+      const file = (i: number): FileRecord => ({
+        id: `file-${orderedHexAt(now + i)}`,
+        accountId: 'd1',
+        blobId: `blob_${String(i).padStart(24, '0')}`,
+        filename: `f${i}.wav`,
+        purpose: 'transcription',
+        contentType: 'audio/wav',
+        bytes: 100,
+        createdAt: now + i,
+        expiresAt: now + 60_000,
+      });
+      const files = [1, 2, 3, 4, 5].map(file);
+      for (const f of files) await store.putFile(f);
+      const names = (page: FileRecord[]): string[] => page.map((f) => f.filename);
+      const first = await store.listFiles('d1', { limit: 2, order: 'desc' }, now);
+      expect(names(first)).toEqual(['f5.wav', 'f4.wav']);
+      // The client deletes each file of the page, then asks for the next one.
+      for (const f of first) await store.deleteFile(f.id);
+      expect(names(await store.listFiles('d1', { limit: 2, order: 'desc', after: first[1]!.id }, now))).toEqual(['f3.wav', 'f2.wav']);
+      expect(names(await store.listFiles('d1', { limit: 10, order: 'asc', after: first[1]!.id }, now))).toEqual([]);
+      // A random id (as made before ids were ordered) that no row has is still no cursor.
+      expect(await store.listFiles('d1', { limit: 10, order: 'desc', after: 'file-ffffffffffffffffffffffff' }, now)).toEqual([]);
     });
 
     it('keeps video jobs, updates them only in the expected status, and leases due jobs to one owner at a time', async () => {

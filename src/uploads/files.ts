@@ -4,7 +4,7 @@
  * as inputs (a transcription's `file_id`, a video's `input_reference[file_id]`). A file of another
  * account is "not found", never "forbidden".
  */
-import { randomBytes } from 'node:crypto';
+import { orderedHexAt } from '../util/ordered-id.js';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors/index.js';
 import type { BlobRange, BlobStore } from '../storage/blobs/types.js';
@@ -44,7 +44,7 @@ export class Files {
   /** Records a blob already streamed into the store as the account's file. */
   async save(upload: NewUpload): Promise<FileRecord> {
     const file: FileRecord = {
-      id: `file-${randomBytes(12).toString('hex')}`,
+      id: `file-${orderedHexAt(upload.blob.createdAt)}`,
       accountId: upload.accountId,
       blobId: upload.blob.id,
       filename: upload.filename,

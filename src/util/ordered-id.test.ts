@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SequentialIds, timeOrderedRandomHex } from './ordered-id.js';
+import { SequentialIds, orderedHexAt, timeOfOrderedHex, timeOrderedRandomHex } from './ordered-id.js';
 
 describe('timeOrderedRandomHex', () => {
   it('is 32 hex digits starting with the time, and differs every call', () => {
@@ -33,5 +33,22 @@ describe('SequentialIds', () => {
     const a = new SequentialIds('le_');
     const b = new SequentialIds('le_');
     expect(a.next()).not.toBe(b.next());
+  });
+});
+
+describe('orderedHexAt and timeOfOrderedHex', () => {
+  it('carries the time it was made at, readable back', () => {
+    const now = Date.now();
+    const id = orderedHexAt(now);
+    expect(id).toMatch(/^[0-9a-f]{24}$/);
+    expect(id).not.toBe(orderedHexAt(now));
+    expect(timeOfOrderedHex(id)).toBe(now);
+  });
+
+  it('reads no time from digits that cannot be one', () => {
+    expect(timeOfOrderedHex('ffffffffffffffffffffffff')).toBeUndefined();
+    expect(timeOfOrderedHex('000000000000aaaaaaaaaaaa')).toBeUndefined();
+    expect(timeOfOrderedHex('xyz')).toBeUndefined();
+    expect(timeOfOrderedHex(orderedHexAt(Date.now() + 7 * 86_400_000))).toBeUndefined();
   });
 });

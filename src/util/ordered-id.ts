@@ -28,6 +28,28 @@ export function timeOrderedRandomHex(): string {
 }
 
 /**
+ * 24 hex digits: the given Unix millisecond, then 12 random digits. For listed objects (files,
+ * video jobs) whose id is a page cursor: the id alone tells where its row was in the list, so
+ * a cursor still works once its row is deleted (see timeOfOrderedHex).
+ */
+export function orderedHexAt(ms: number): string {
+  return `${ms.toString(16).padStart(12, '0')}${randomBytes(6).toString('hex')}`;
+}
+
+/** Earliest time an id of orderedHexAt can carry: ids before it were random, not ordered. */
+const ORDERED_SINCE_MS = Date.UTC(2026, 10, 1);
+
+/**
+ * The time an id of orderedHexAt was made at, or undefined when its digits cannot be one (the
+ * random ids made before; a random prefix lands in the plausible years about once in 3,000).
+ */
+export function timeOfOrderedHex(hex: string): number | undefined {
+  if (!/^[0-9a-f]{24}$/.test(hex)) return undefined;
+  const ms = Number.parseInt(hex.slice(0, 12), 16);
+  return ms >= ORDERED_SINCE_MS && ms <= Date.now() + 86_400_000 ? ms : undefined;
+}
+
+/**
  * Time-ordered ids for rows that no caller needs to guess or hide (ledger entries): time, a
  * per-process sequence, and a random suffix drawn once per 65,536 ids. Unique across instances
  * by the suffix and within one by time and sequence; no system call per id.

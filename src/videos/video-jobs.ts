@@ -4,7 +4,7 @@
  * another account is "not found", never "forbidden". A job that fails or is cancelled gets its
  * charge back, in the same transaction as the status that earns it.
  */
-import { randomBytes } from 'node:crypto';
+import { orderedHexAt } from '../util/ordered-id.js';
 import type { Logger } from 'pino';
 import { GatewayError } from '../errors/index.js';
 import type { Assets } from '../assets/assets.js';
@@ -45,7 +45,7 @@ export class VideoJobs {
   async record(job: NewVideoJob): Promise<VideoJobRecord> {
     const now = Date.now();
     const record: VideoJobRecord = {
-      id: `video_${randomBytes(12).toString('hex')}`,
+      id: `video_${orderedHexAt(now)}`,
       accountId: job.accountId,
       apiKeyId: job.apiKeyId,
       requestId: job.requestId,
