@@ -34,8 +34,10 @@ export class Authenticator {
   authenticate(authorization: string | undefined): Principal | Promise<Principal> {
     if (authorization === undefined || authorization.trim() === '') throw new GatewayError('missing_api_key');
     const token = BEARER.exec(authorization)?.[1];
-    const parsed = token === undefined ? null : parseApiKey(token);
-    if (token === undefined || parsed === null) throw new GatewayError('malformed_api_key');
+    if (token === undefined) throw new GatewayError('malformed_api_key');
+    // A key of another kind (an OpenAI key sent by mistake, say) is a wrong key, as OpenAI calls one.
+    const parsed = parseApiKey(token);
+    if (parsed === null) throw new GatewayError('invalid_api_key', 'The API key is not a Tollgate key (sk-tg-…).');
     const cached = this.cache.peek(parsed.id, Date.now());
     if (cached !== undefined) return this.admit(token, parsed.secret, cached);
     return this.cache.load(parsed.id).then((found) => this.admit(token, parsed.secret, found));

@@ -23,7 +23,7 @@ export const ERROR_CODES = {
 
   // 401: who is calling is unknown.
   missing_api_key: { status: 401, message: 'No API key was sent. Send it as "Authorization: Bearer <key>".' },
-  malformed_api_key: { status: 401, message: 'The Authorization header is not of the form "Bearer <key>" with a Tollgate key.' },
+  malformed_api_key: { status: 401, message: 'The Authorization header is not of the form "Bearer <key>".' },
   invalid_api_key: { status: 401, message: 'The API key is not known.' },
   api_key_disabled: { status: 401, message: 'The API key has been disabled.' },
   invalid_admin_token: { status: 401, message: 'The admin token is missing or wrong. Send it as "Authorization: Bearer <server.admin_token>".' },

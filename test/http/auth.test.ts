@@ -42,7 +42,7 @@ describe('401 authentication_error', () => {
     ['no Authorization header', {}, 'missing_api_key'],
     ['an empty Authorization header', { authorization: '' }, 'missing_api_key'],
     ['a Basic scheme', { authorization: 'Basic dXNlcjpwYXNz' }, 'malformed_api_key'],
-    ['a bearer token that is not a Tollgate key', { authorization: 'Bearer sk-proj-abc123' }, 'malformed_api_key'],
+    ['a bearer token that is not a Tollgate key', { authorization: 'Bearer sk-proj-abc123' }, 'invalid_api_key'],
     ['an unknown key', { authorization: `Bearer ${generateApiKey().key}` }, 'invalid_api_key'],
   ])('%s gives code %s', async (_what, headers, code) => {
     const { status, requestId, body: envelope } = await errorOf(await post(headers));
