@@ -121,6 +121,22 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(await store.usageSummary({ accountId: 'm1', model: 'other' })).toEqual([]);
     });
 
+    it('moves each account of a batch by its own charges, a charge sent twice in one batch once', async () => {
+      await store.createAccountIfAbsent({ id: 'b1', name: null, tier: 'free', balanceMicros: 10_000 });
+      await store.createAccountIfAbsent({ id: 'b2', name: null, tier: 'free', balanceMicros: 5_000 });
+      const charge = (accountId: string, requestId: string, amount: number) => ({ accountId, kind: 'charge' as const, amountMicros: -amount, requestId, apiKeyId: 'key1', note: null });
+      await store.commitSettlements([
+        { requestId: 'x1', charge: charge('b1', 'x1', 100), releaseReservation: false, usage: null },
+        { requestId: 'x2', charge: charge('b2', 'x2', 40), releaseReservation: false, usage: null },
+        { requestId: 'x3', charge: charge('b1', 'x3', 7), releaseReservation: false, usage: null },
+        { requestId: 'x1', charge: charge('b1', 'x1', 100), releaseReservation: false, usage: null },
+      ]);
+      expect((await store.getAccount('b1'))?.balanceMicros).toBe(9_893);
+      expect((await store.getAccount('b2'))?.balanceMicros).toBe(4_960);
+      expect(await store.ledgerSum('b1')).toBe(9_893);
+      expect(await store.ledgerSum('b2')).toBe(4_960);
+    });
+
     it('deletes an account\'s usage records started before a time, a batch at a time, and nothing else', async () => {
       await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 10_000 });
       await store.createAccountIfAbsent({ id: 'm2', name: null, tier: 'free', balanceMicros: 10_000 });

@@ -100,13 +100,17 @@ function prepareCommit(sqlite: SQLite.Database): (settlements: readonly Settleme
       'headers = excluded.headers, body = excluded.body, body_encoding = excluded.body_encoding, created_at = excluded.created_at, expires_at = excluded.expires_at ' +
       'where idempotency_records.expires_at <= excluded.created_at',
   );
+  // Each account's balance moves once per commit by the sum of its charges, not once per charge:
+  // the update cost about a tenth of a charged request's commit (callgrind, 20 requests a commit).
+  const moves = new Map<string, number>();
   return sqlite.transaction((settlements: readonly Settlement[]) => {
     const now = Date.now();
+    moves.clear();
     for (const { requestId, charge, releaseReservation, usage, idempotency } of settlements) {
       if (idempotency != null) insertRecord.run(idempotencyRow(idempotency));
       // Only a charge actually inserted moves the balance: a settlement sent twice charges once.
       if (charge !== null && insertCharge.run(newLedgerId(), charge.accountId, charge.kind, charge.amountMicros, charge.requestId, charge.apiKeyId, charge.note, now).changes > 0) {
-        moveBalance.run(charge.amountMicros, charge.accountId);
+        moves.set(charge.accountId, (moves.get(charge.accountId) ?? 0) + charge.amountMicros);
       }
       if (releaseReservation) {
         for (const row of release.all(requestId) as Array<{ account_id: string; amount_micros: number }>) moveReserved.run(row.amount_micros, row.account_id);
@@ -118,5 +122,6 @@ function prepareCommit(sqlite: SQLite.Database): (settlements: readonly Settleme
         );
       }
     }
+    for (const [accountId, micros] of moves) moveBalance.run(micros, accountId);
   });
 }
