@@ -9,13 +9,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../src/auth/api-key.js';
 import { openStore } from '../../src/storage/open-store.js';
-import { dropTestSchemas, freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
+import { freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
 import { serveCli } from '../support/spawn-cli.js';
 
 const dirs: string[] = [];
-afterAll(async () => {
+afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  if (await postgresAvailable()) await dropTestSchemas();
 });
 
 function configFor(storageUrl: string, key: string): string {

@@ -2,19 +2,15 @@
  * Credits and the ledger (spec 7, 402) through a listening gateway, on both storage backends:
  * SQLite (holds in memory) and PostgreSQL (holds in the store, shared by instances).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { errorOf, isEnvelope, startGateway, type RunningGateway } from '../support/gateway-harness.js';
-import { dropTestSchemas, freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
+import { freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
 
 type Backend = 'sqlite' | 'postgres';
 let pgUp = false;
 beforeAll(async () => {
   pgUp = await postgresAvailable();
 });
-afterAll(async () => {
-  if (pgUp) await dropTestSchemas();
-});
-
 const running: RunningGateway[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((gw) => gw.close()));

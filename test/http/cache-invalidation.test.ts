@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway-harness.js';
-import { dropTestSchemas, freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
+import { freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
 import { clearPrefix, redisAvailable, uniquePrefix } from '../support/redis.js';
 
 const ADMIN = 'admin-token-for-invalidation-tests';
@@ -26,7 +26,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(instances.map((gw) => gw.close()));
   await clearPrefix(prefix);
-  await dropTestSchemas();
 });
 
 function chat(gw: RunningGateway): Promise<Response> {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { startGateway, type HarnessOptions, type RunningGateway } from '../support/gateway-harness.js';
 import { REDIS_URL, clearPrefix, redisAvailable, uniquePrefix } from '../support/redis.js';
-import { dropTestSchemas, freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
+import { freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
 
 const sharedUp = (await redisAvailable()) && (await postgresAvailable());
 const price = { input_per_million_tokens: 1_000, output_per_million_tokens: 2_000 };
@@ -89,7 +89,6 @@ const BACKENDS: Backend[] = [
     },
     async cleanup() {
       await Promise.all(prefixes.map((p) => clearPrefix(p)));
-      await dropTestSchemas();
     },
   },
 ];

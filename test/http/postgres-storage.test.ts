@@ -1,15 +1,13 @@
 /** The same gateway on PostgreSQL storage: only the storage URL changes. */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import pg from 'pg';
 import { MOCK_MODEL, errorOf, startGateway } from '../support/gateway-harness.js';
-import { dropTestSchemas, freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
+import { freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
 
 const available = await postgresAvailable();
 
 describe.runIf(available)('gateway on PostgreSQL', () => {
-  afterAll(() => dropTestSchemas());
-
   it('bootstraps accounts and keys into PostgreSQL and serves with them', async () => {
     const gw = await startGateway({ config: { storage: { url: await freshSchemaUrl() } }, keys: { main: {}, off: { status: 'disabled' } } });
     try {

@@ -22,15 +22,17 @@ export async function postgresAvailable(): Promise<boolean> {
 }
 
 /**
- * The schemas this test file made. Only these are dropped: a worker process may run several test
- * files, at once or in turn, so a pattern such as the process id would reach other files' schemas.
+ * Schemas are named after the test run (set in vitest.config.ts) and dropped together when the run
+ * ends (test/support/global-setup.ts), never while it runs: kysely's migrator lists every table
+ * of the database, and a schema dropped under that listing by another test file fails the
+ * listing (3F000, "schema … does not exist"), which made migrations fail at random.
  */
-const created = new Set<string>();
+export const TEST_RUN = process.env.TOLLGATE_TEST_RUN ?? 'adhoc';
+const SCHEMA_PREFIX = `tollgate_test_${TEST_RUN}_`;
 
 /** Creates an empty schema and returns a URL whose connections use it. */
 export async function freshSchemaUrl(): Promise<string> {
-  const schema = `tollgate_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-  created.add(schema);
+  const schema = `${SCHEMA_PREFIX}${Math.random().toString(36).slice(2, 10)}`;
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
   try {
@@ -43,15 +45,14 @@ export async function freshSchemaUrl(): Promise<string> {
   return url.toString();
 }
 
-export async function dropTestSchemas(): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
+/** Drops every schema of the run (its last step). */
+export async function dropRunSchemas(run = TEST_RUN): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
   try {
-    for (const schema of [...created]) {
-      await client.query(`drop schema if exists ${schema} cascade`);
-      created.delete(schema);
-    }
+    await client.connect();
+    const { rows } = await client.query<{ name: string }>('select nspname as name from pg_namespace where starts_with(nspname, $1)', [`tollgate_test_${run}_`]);
+    for (const { name } of rows) await client.query(`drop schema if exists ${name} cascade`);
   } finally {
-    await client.end();
+    await client.end().catch(() => undefined);
   }
 }

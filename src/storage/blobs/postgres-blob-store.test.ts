@@ -1,6 +1,6 @@
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
-import { dropTestSchemas, freshSchemaUrl, postgresAvailable } from '../../../test/support/postgres.js';
+import { describe, expect, it } from 'vitest';
+import { freshSchemaUrl, postgresAvailable } from '../../../test/support/postgres.js';
 import { blobStoreConformance } from './blob-store.conformance.js';
 import { openBlobPool } from './postgres-blob-pool.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
@@ -70,7 +70,6 @@ if (available) {
     });
   });
 
-  afterAll(() => dropTestSchemas());
 } else {
   // Outside CI a machine without PostgreSQL still runs the rest of the suite.
   it.skip('PostgreSQL is not reachable: blob store conformance skipped (it never skips under CI=true)', () => undefined);

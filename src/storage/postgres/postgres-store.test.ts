@@ -1,13 +1,12 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { storeConformance } from '../store.conformance.js';
 import { openStore } from '../open-store.js';
-import { dropTestSchemas, freshSchemaUrl, postgresAvailable } from '../../../test/support/postgres.js';
+import { freshSchemaUrl, postgresAvailable } from '../../../test/support/postgres.js';
 import type { Settlement } from '../types.js';
 
 const available = await postgresAvailable();
 if (available) {
   storeConformance('PostgreSQL', async () => openStore(await freshSchemaUrl()));
-  afterAll(() => dropTestSchemas());
 
   describe('PostgreSQL store: several instances', () => {
     it('commits batches that charge the same accounts in opposite orders without a deadlock', async () => {
