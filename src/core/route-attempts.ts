@@ -3,7 +3,7 @@
  * until one answers or a failure is not the route's (an upstream 400, the gateway's own fault, a
  * caller gone, a budget spent). Every attempt tells its route's health how it went.
  */
-import { GatewayError, toGatewayError } from '../errors/index.js';
+import { GatewayError, retryableAfter, toGatewayError } from '../errors/index.js';
 import type { RoutePlan, RouteTarget } from '../routing/router.js';
 import type { RouteHealth } from '../routing/route-health.js';
 import { isRouteFault, noteRouteFault } from '../routing/failover.js';
@@ -110,10 +110,14 @@ export async function callRoutes<T>(
 /**
  * An upstream's Retry-After is relayed no longer than the route's own cool-down: the official SDK
  * sleeps for whatever it is told (an hour for `Retry-After: 3600`), while the gateway itself tries
- * the route again, or another one, much sooner.
+ * the route again, or another one, much sooner. Past a minute it comes with `x-should-retry:
+ * false` (retryableAfter): two retries of the official SDK after a five-minute cool-down would
+ * hold its caller for ten minutes before failing.
  */
 function withinCoolDown(error: GatewayError, health: RouteHealth): GatewayError {
-  const cap = health.maxRetryAfterSeconds;
-  if (error.retryAfterSeconds === undefined || error.retryAfterSeconds <= cap) return error;
-  return new GatewayError(error.code, error.message, { param: error.param, retryAfterSeconds: cap, shouldRetry: error.shouldRetry, headers: error.headers, cause: error });
+  if (error.retryAfterSeconds === undefined) return error;
+  const wait = Math.min(error.retryAfterSeconds, health.maxRetryAfterSeconds);
+  const shouldRetry = retryableAfter(wait, error.shouldRetry);
+  if (wait === error.retryAfterSeconds && shouldRetry === error.shouldRetry) return error;
+  return new GatewayError(error.code, error.message, { param: error.param, retryAfterSeconds: wait, shouldRetry, headers: error.headers, cause: error });
 }

@@ -5,7 +5,7 @@
  * The pipeline then walks the order through a RoutePlan, which skips routes whose circuit is
  * open or that are cooling down, up to the model's number of attempts.
  */
-import { GatewayError } from '../errors/index.js';
+import { GatewayError, retryableAfter } from '../errors/index.js';
 import type { CatalogModel } from '../catalog/model-catalog.js';
 import type { ModelConfig, RoutingConfig, Strategy } from '../config/schema.js';
 import type { Capability } from '../protocol/capabilities.js';
@@ -159,7 +159,7 @@ export class RoutePlan {
     return new GatewayError(
       'no_route_available',
       `No provider can serve the model "${this.modelId}" right now: every route is failing or cooling down. Retry in ${seconds} s, or use another model.`,
-      { retryAfterSeconds: seconds },
+      { retryAfterSeconds: seconds, shouldRetry: retryableAfter(seconds) },
     );
   }
 

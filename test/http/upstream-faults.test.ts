@@ -96,11 +96,33 @@ describe('upstream faults before the answer starts', () => {
       expect([status, body.error.code]).toEqual([503, 'upstream_unavailable']);
       expect(res.headers.get('retry-after')).toBe('30');
       expect(res.headers.get('retry-after-ms')).toBe('30000');
+      expect(res.headers.get('x-should-retry')).toBe('true');
       // The cooled-down route tells the same: it comes back within the cap.
       const next = await post('m-busy', false, capped);
       expect(Number(next.headers.get('retry-after'))).toBeLessThanOrEqual(30);
     } finally {
       await capped.close();
+    }
+  });
+
+  it('tells clients not to sleep through a wait of over a minute themselves', async () => {
+    const busy = await startGateway({
+      config: {
+        providers: [{ id: 'busy', kind: 'mock', mock: { fail_status: 429, retry_after_seconds: 3600 } }],
+        models: [{ id: 'm-busy', capabilities: ['chat'], context_window: 4096, routes: [{ provider: 'busy', model: 'u' }] }],
+      },
+    });
+    try {
+      const res = await post('m-busy', false, busy);
+      expect((await errorOf(res)).body.error.code).toBe('upstream_unavailable');
+      expect([res.headers.get('retry-after'), res.headers.get('x-should-retry')]).toEqual(['300', 'false']);
+      // While the route cools down, the gateway's own 503 says the same.
+      const next = await post('m-busy', false, busy);
+      expect((await errorOf(next)).body.error.code).toBe('no_route_available');
+      expect(Number(next.headers.get('retry-after'))).toBeGreaterThan(60);
+      expect(next.headers.get('x-should-retry')).toBe('false');
+    } finally {
+      await busy.close();
     }
   });
 
