@@ -37,14 +37,15 @@ afterEach(() => limiter.close());
 describe('MemoryLimiter', () => {
   it('admits exactly the per-minute number, with the headers counting down', () => {
     const { admit, refusal } = setup({ requests_per_minute: 3 });
-    expect(admit().headers).toEqual({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': String(T0 / 1000 + 61) });
+    expect(admit().headers).toEqual({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '2', 'x-ratelimit-reset': String(T0 / 1000 + 60) });
     admit();
     expect(admit().headers['x-ratelimit-remaining']).toBe('0');
     const err = refusal();
     expect(err.status).toBe(429);
     expect(err.code).toBe('requests_per_minute_exceeded');
     expect(err.message).toContain('3 requests per minute');
-    expect(err.retryAfterSeconds).toBe(61);
+    // Never over 60 s: LangChain retries a 429 only when told to wait at most that long.
+    expect(err.retryAfterSeconds).toBe(60);
     expect(err.headers).toMatchObject({ 'x-ratelimit-limit': '3', 'x-ratelimit-remaining': '0' });
   });
 
@@ -139,7 +140,7 @@ describe('MemoryLimiter', () => {
     admit();
     const err = refusal();
     expect(err.code).toBe('requests_per_minute_exceeded');
-    expect(err.retryAfterSeconds).toBe(61);
+    expect(err.retryAfterSeconds).toBe(60);
   });
 
   it('counts a model group apart, sharing what the group does not set', () => {
@@ -157,8 +158,8 @@ describe('MemoryLimiter', () => {
     const plan = plans.planFor('t', 'm', 'chat');
     const view = limiter.peek('k', plan);
     expect(view.snapshot).toEqual({
-      requests_per_minute: { limit: 5, remaining: 4, reset: T0 / 1000 + 61 },
-      tokens_per_minute: { limit: 100, remaining: 60, reset: T0 / 1000 + 61 },
+      requests_per_minute: { limit: 5, remaining: 4, reset: T0 / 1000 + 60 },
+      tokens_per_minute: { limit: 100, remaining: 60, reset: T0 / 1000 + 60 },
       daily: { limit: 9, remaining: 8, reset: Date.UTC(2026, 10, 23) / 1000 },
       in_flight: { limit: 3, remaining: 2 },
     });

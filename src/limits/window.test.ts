@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { SlidingWindow, WINDOW_BUCKETS, msUntilRoom } from './window.js';
 
 describe('SlidingWindow', () => {
-  it('keeps a count for 61 whole seconds and then drops it', () => {
+  it('keeps a count for 60 whole seconds and then drops it', () => {
     const w = new SlidingWindow();
     w.add(100, 3);
-    w.advance(160);
+    w.advance(159);
     expect(w.total).toBe(3);
-    w.advance(161);
+    w.advance(160);
     expect(w.total).toBe(0);
   });
 
@@ -25,7 +25,7 @@ describe('SlidingWindow', () => {
     expect(w.buckets()).toEqual([{ second: 500, amount: 1 }]);
   });
 
-  it('never lets a 60-second span hold more than what it counted', () => {
+  it('never lets a 59-second span hold more than what it counted', () => {
     // One per second for 200 seconds with a limit of 10: admitted ones never exceed 10 in any span.
     const w = new SlidingWindow();
     const admitted: number[] = [];
@@ -37,7 +37,7 @@ describe('SlidingWindow', () => {
         admitted.push(ms);
       }
     }
-    for (const start of admitted) expect(admitted.filter((t) => t >= start && t < start + 60_000).length).toBeLessThanOrEqual(10);
+    for (const start of admitted) expect(admitted.filter((t) => t >= start && t < start + 59_000).length).toBeLessThanOrEqual(10);
   });
 
   it('corrects a bucket that is still in the window, never below zero, and ignores one that left', () => {
@@ -55,7 +55,7 @@ describe('SlidingWindow', () => {
   it('is idle once everything left the window', () => {
     const w = new SlidingWindow();
     w.add(10, 1);
-    expect(w.idleAt(70)).toBe(false);
+    expect(w.idleAt(69)).toBe(false);
     expect(w.idleAt(10 + WINDOW_BUCKETS)).toBe(true);
   });
 });
@@ -71,8 +71,8 @@ describe('msUntilRoom', () => {
   });
 
   it('waits for just enough of the oldest buckets to leave', () => {
-    expect(msUntilRoom(buckets, 5, 5, 1, 120_000)).toBe(161_000 - 120_000);
-    expect(msUntilRoom(buckets, 5, 5, 3, 120_000)).toBe(171_000 - 120_000);
+    expect(msUntilRoom(buckets, 5, 5, 1, 120_000)).toBe(160_000 - 120_000);
+    expect(msUntilRoom(buckets, 5, 5, 3, 120_000)).toBe(170_000 - 120_000);
   });
 
   it('is infinite when the need is above the limit', () => {

@@ -1,14 +1,15 @@
 /**
  * The sliding window both backends count minutes in: one bucket per second, and a request counted
- * in second s stays in the window until second s + 61. A bucket is only dropped once every moment
- * in it is more than 60 seconds old, so no 60-second span can ever hold more than the limit (the
- * window errs by up to a second on the strict side), and the wait until there is room again is
- * exact: it is when enough of the oldest buckets have left.
+ * in second s stays in the window until second s + 60 begins, 59 to 60 seconds after it came: no
+ * 59-second span can hold more than the limit, a minute can hold at most what the first second
+ * of it adds (the window errs by up to a second on the lenient side), and the wait until there is
+ * room again is exact: it is when enough of the oldest buckets have left. Never longer than 60 s,
+ * which is what lets LangChain retry a refused request at all (it honours no Retry-After over 60).
  */
 import type { Bucket } from './types.js';
 
-/** Seconds a bucket stays counted: the current second and the 60 before it. */
-export const WINDOW_BUCKETS = 61;
+/** Seconds a bucket stays counted: the current second and the 59 before it. */
+export const WINDOW_BUCKETS = 60;
 
 /**
  * Milliseconds from `nowMs` until the window holds at most `limit - need` (0 when it already does,

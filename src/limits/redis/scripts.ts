@@ -16,7 +16,7 @@ local t = redis.call('TIME')
 local second = tonumber(t[1])
 local now_ms = second * 1000 + math.floor(tonumber(t[2]) / 1000)
 local today = math.floor(second / 86400)
-local oldest = second - 60
+local oldest = second - 59
 
 local function window(key)
   local raw = redis.call('HGETALL', key)
