@@ -26,6 +26,7 @@ import { requiredCapabilities, type Requirement } from './required-capabilities.
 import { DONE_FRAME, SSE_CONTENT_HEADERS, dataFrame, errorFrame } from './sse-frames.js';
 import type { IdempotentCall } from '../idempotency/idempotent-call.js';
 import type { Cancellation, CancelSignal } from '../util/cancellation.js';
+import type { AnswerPresenter } from './responses-presenter.js';
 
 export interface ChatCallContext {
   requestId: string;
@@ -40,6 +41,12 @@ export interface ChatCallContext {
   lastRoute?: ServedBy;
   /** The Idempotency-Key claim the request runs under: its outcome is recorded with its charge. */
   idempotency?: IdempotentCall;
+  /**
+   * For a caller of another API than chat completions (the Responses API): how its answer is shown.
+   * The JSON body comes back shown; stream frames come back as chat frames, for the route to show
+   * as it sends them, and are recorded shown.
+   */
+  present?: AnswerPresenter;
 }
 
 const JSON_CONTENT = { 'content-type': 'application/json; charset=utf-8' } as const;
@@ -131,7 +138,8 @@ export class ChatService {
         const { result, servedBy, upstreamMs } = answered;
         const usage = result.usage ?? estimatedUsage(request, result.completion);
         admission.settle({ tokens: usage.prompt_tokens + usage.completion_tokens, failed: false });
-        const body = result.rawJson ?? JSON.stringify(result.completion);
+        const raw = result.rawJson ?? JSON.stringify(result.completion);
+        const body = ctx.present === undefined ? raw : ctx.present.json(raw);
         const record = ctx.idempotency?.recordFor(200, JSON_CONTENT, body) ?? null;
         // The charge is committed before the answer goes out: a client that has it was charged.
         await this.options.billing.settle(billed, hold, outcomeOf(servedBy, { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, charged: true, status: 200, record }));
@@ -152,6 +160,7 @@ export class ChatService {
       const tally = new StreamTally({
         admission, billing: this.options.billing, billed, hold, stream: upstream, bound, request, servedBy,
         recorder: ctx.idempotency ?? null,
+        present: ctx.present ?? null,
         release,
         completed,
       });
@@ -259,6 +268,8 @@ interface StreamTallyParts {
   servedBy: ServedBy;
   /** The Idempotency-Key claim, whose record is the stream as sent. */
   recorder: IdempotentCall | null;
+  /** How the stream is shown to its caller, if not as chat frames: the record is what was sent. */
+  present: AnswerPresenter | null;
   /** Ends the attempt: its timers, its tie to the request, the route's in-flight count. */
   release: () => void;
   /** Tells the route's breaker that the stream ran to its end. */
@@ -308,14 +319,18 @@ class StreamTally {
   /** `end`: how the stream ended, when it ended in a frame of its own (not cut off). */
   settle(end?: StreamEnd): Promise<void> {
     if (this.settled !== null) return this.settled;
-    const { admission, billing, billed, hold, stream, bound, request, servedBy, release, recorder } = this.parts;
+    const { admission, billing, billed, hold, stream, bound, request, servedBy, release, recorder, present } = this.parts;
     release();
     const usage = stream.usage;
     const final = this.completed && usage !== null;
     const completion = final ? usage.completion_tokens : Math.min(bound.output, Math.max(usage?.completion_tokens ?? 0, this.produced));
     const knownPrompt = final ? usage.prompt_tokens : usage?.prompt_tokens;
     admission.settle({ tokens: (knownPrompt ?? bound.prompt) + completion, failed: this.failed });
-    const record = end === undefined || this.transcript === null ? null : recorder?.recordFor(200, SSE_CONTENT_HEADERS, this.transcript.join('') + end.frame, end);
+    let record = null;
+    if (end !== undefined && this.transcript !== null && recorder !== null) {
+      const sent = this.transcript.join('') + end.frame;
+      record = recorder.recordFor(200, SSE_CONTENT_HEADERS, present === null ? sent : present.transcript(sent), end);
+    }
     const outcome = outcomeOf(servedBy, { promptTokens: knownPrompt ?? estimateMessagesTokens(request.messages), completionTokens: completion, charged: !this.failed, status: 200, record });
     this.settled = billing.settle(billed, hold, outcome, true);
     return this.settled;

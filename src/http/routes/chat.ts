@@ -1,4 +1,8 @@
-/** POST /v1/chat/completions: hands the body to the chat pipeline and relays its answer. */
+/**
+ * POST /v1/chat/completions: hands the body to the chat pipeline and relays its answer. POST
+ * /v1/responses (OpenAI's Responses API) goes through the same pipeline: its request is turned into
+ * a chat request, and the answer shown as a response (src/core/responses-presenter.ts).
+ */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { ChatCallContext, ChatService } from '../../core/chat-service.js';
@@ -14,6 +18,9 @@ import { REPLAYED, guardIdempotent, type IdempotencyGuardDeps } from '../idempot
 import type { IdempotentCall } from '../../idempotency/idempotent-call.js';
 import { IDEMPOTENCY_HEADER } from '../../idempotency/idempotency-key.js';
 import { elapsedMs } from '../request-timing.js';
+import { GatewayError } from '../../errors/index.js';
+import { ResponsesPresenter, type ResponsesStream } from '../../core/responses-presenter.js';
+import { chatRequestOfResponses, responsesParamOf } from '../../validation/responses-request.js';
 
 export interface ChatRouteDeps {
   readonly chat: ChatService;
@@ -25,7 +32,10 @@ export interface ChatRouteDeps {
 
 export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
   const { chat, logger, accessLog, work } = deps;
-  app.post('/chat/completions', { config: { endpoint: 'chat/completions' } }, async (request, reply) => {
+  app.post('/chat/completions', { config: { endpoint: 'chat/completions' } }, (request, reply) => serve(request, reply, false));
+  app.post('/responses', { config: { endpoint: 'responses' } }, (request, reply) => serve(request, reply, true));
+
+  async function serve(request: FastifyRequest, reply: FastifyReply, responses: boolean): Promise<FastifyReply | undefined> {
     // Counted until the handler ends: by then its settlement is queued, even for a request a drain cut.
     work.begin();
     try {
@@ -39,7 +49,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
       const forget = call === null ? null : work.track(controller, reply.raw);
       const forgetStream = (request.body as { stream?: unknown } | null)?.stream === true ? work.streaming(controller) : null;
       try {
-        return await handle(request, reply, controller, call);
+        return responses ? await handleResponses(request, reply, controller, call) : await handle(request, reply, controller, call, request.body, null);
       } finally {
         forget?.();
         forgetStream?.();
@@ -48,9 +58,30 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
     } finally {
       work.end();
     }
-  });
+  }
 
-  async function handle(request: FastifyRequest, reply: FastifyReply, controller: Cancellation, call: IdempotentCall | null): Promise<FastifyReply | undefined> {
+  async function handleResponses(request: FastifyRequest, reply: FastifyReply, controller: Cancellation, call: IdempotentCall | null): Promise<FastifyReply | undefined> {
+    const body = chatRequestOfResponses(request.body);
+    const presenter = new ResponsesPresenter(request.id, request.body as Record<string, unknown>);
+    try {
+      return await handle(request, reply, controller, call, body, presenter);
+    } catch (err) {
+      // The pipeline names the chat request's fields; the caller sent a response request.
+      if (err instanceof GatewayError && err.param !== null && responsesParamOf(err.param) !== err.param) {
+        throw new GatewayError(err.code, err.message, { param: responsesParamOf(err.param), retryAfterSeconds: err.retryAfterSeconds, shouldRetry: err.shouldRetry, headers: err.headers, cause: err });
+      }
+      throw err;
+    }
+  }
+
+  async function handle(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    controller: Cancellation,
+    call: IdempotentCall | null,
+    body: unknown,
+    presenter: ResponsesPresenter | null,
+  ): Promise<FastifyReply | undefined> {
     const res = reply.raw;
     const model = (request.body as { model?: unknown } | null)?.model;
     const audit = auditOf(request);
@@ -63,9 +94,10 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
       budgetMs: budgetFromHeader(request.headers[BUDGET_HEADER]),
     };
     if (call !== null) ctx.idempotency = call;
+    if (presenter !== null) ctx.present = presenter;
     let outcome;
     try {
-      outcome = await chat.complete(request.body, ctx);
+      outcome = await chat.complete(body, ctx);
     } catch (err) {
       // For the log and the metrics: which route the failed request last tried.
       if (ctx.lastRoute !== undefined) {
@@ -96,7 +128,8 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
     try {
       // The id first: a property added after a spread misses V8's inline caches (see billing/outcomeOf).
       res.writeHead(200, { 'x-request-id': request.id, ...SSE_HEADERS, ...outcome.headers });
-      completed = await writeFrames(res, outcome.frames, controller.signal, call !== null);
+      const frames = presenter === null ? outcome.frames : shown(outcome.frames, presenter.stream());
+      completed = await writeFrames(res, frames, controller.signal, call !== null);
     } catch (err) {
       logger.error({ err, request_id: request.id }, 'stream relay failed');
       res.destroy();
@@ -111,5 +144,13 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
     if (errorCode !== undefined) audit.errorCode = errorCode;
     accessLog(reply, 200, errorCode !== undefined ? 'error' : completed ? 'completed' : 'client_closed');
     return undefined;
+  }
+}
+
+/** Chat frames shown as Responses events, as they come. */
+async function* shown(frames: AsyncIterable<string>, stream: ResponsesStream): AsyncGenerator<string> {
+  for await (const chat of frames) {
+    const events = stream.push(chat);
+    if (events !== '') yield events;
   }
 }

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { chatRequestOfResponses, responsesParamOf } from './responses-request.js';
+
+describe('chatRequestOfResponses', () => {
+  it('turns instructions, items, tools and formats into the chat request', () => {
+    const chat = chatRequestOfResponses({
+      model: 'm',
+      instructions: 'Be brief.',
+      input: [
+        { role: 'user', content: [{ type: 'input_text', text: 'Weather?' }, { type: 'input_image', image_url: 'https://x/y.png', detail: 'low' }] },
+        { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Checking.' }] },
+        { type: 'function_call', call_id: 'c1', name: 'weather', arguments: '{}' },
+        { type: 'function_call', call_id: 'c2', name: 'time', arguments: '{}' },
+        { type: 'reasoning', id: 'rs_1', summary: [] },
+        { type: 'function_call_output', call_id: 'c1', output: 'Sunny' },
+        { type: 'function_call_output', call_id: 'c2', output: [{ type: 'input_text', text: 'Noon' }] },
+      ],
+      tools: [{ type: 'function', name: 'weather', parameters: { type: 'object' }, strict: true }],
+      tool_choice: { type: 'function', name: 'weather' },
+      text: { format: { type: 'json_schema', name: 'answer', schema: { type: 'object' }, strict: true } },
+      max_output_tokens: 50,
+      reasoning: { effort: 'low' },
+      temperature: 0.2,
+      store: true,
+      stream: true,
+    });
+    expect(chat).toEqual({
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: [{ type: 'text', text: 'Weather?' }, { type: 'image_url', image_url: { url: 'https://x/y.png', detail: 'low' } }] },
+        {
+          role: 'assistant',
+          content: 'Checking.',
+          tool_calls: [
+            { id: 'c1', type: 'function', function: { name: 'weather', arguments: '{}' } },
+            { id: 'c2', type: 'function', function: { name: 'time', arguments: '{}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'c1', content: 'Sunny' },
+        { role: 'tool', tool_call_id: 'c2', content: 'Noon' },
+      ],
+      tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object' }, strict: true } }],
+      tool_choice: { type: 'function', function: { name: 'weather' } },
+      response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: { type: 'object' }, strict: true } },
+      max_completion_tokens: 50,
+      reasoning_effort: 'low',
+      temperature: 0.2,
+      stream: true,
+      stream_options: { include_usage: true },
+    });
+  });
+
+  it('takes a plain string input as one user message', () => {
+    expect(chatRequestOfResponses({ model: 'm', input: 'Hi' }).messages).toEqual([{ role: 'user', content: 'Hi' }]);
+  });
+
+  it.each([
+    [{ model: 'm', input: [] }, 'input'],
+    [{ model: 'm', input: [{ role: 'tool', content: 'x' }] }, 'input[0].role'],
+    [{ model: 'm', input: [{ type: 'function_call', call_id: 'c', name: 'f' }] }, 'input[0].arguments'],
+    [{ model: 'm', input: 'x', tool_choice: { type: 'file_search' } }, 'tool_choice'],
+    [{ model: 'm', input: 'x', text: { format: { type: 'json_schema', schema: {} } } }, 'text.format.name'],
+    [{ model: 'm', input: 'x', background: true }, 'background'],
+    [{ model: 'm', input: 'x', stream: 'yes' }, 'stream'],
+  ])('refuses %j naming %s', (body, param) => {
+    expect(() => chatRequestOfResponses(body)).toThrow(expect.objectContaining({ param }) as Error);
+  });
+});
+
+describe('responsesParamOf', () => {
+  it('names the chat request\'s fields as the Responses API names them', () => {
+    expect(responsesParamOf('max_completion_tokens')).toBe('max_output_tokens');
+    expect(responsesParamOf('messages[2].content')).toBe('input');
+    expect(responsesParamOf('tools[1].function.parameters')).toBe('tools[1].parameters');
+    expect(responsesParamOf('response_format.json_schema.schema')).toBe('text.format');
+    expect(responsesParamOf('temperature')).toBe('temperature');
+    expect(responsesParamOf(null)).toBeNull();
+  });
+});

@@ -1,0 +1,220 @@
+/**
+ * A Responses API request (`POST /v1/responses`) turned into the chat completion request the
+ * pipeline serves, checking what the chat validator cannot name in the caller's terms (`input`,
+ * `instructions`, `text.format`, `tools[0].name`). What needs state Tollgate does not keep
+ * (`previous_response_id`, stored items, `conversation`) and hosted tools (web search, file
+ * search…) are refused with 400 naming the field; `store`, `include`, `truncation` and
+ * `background: false` are accepted and have no effect (nothing is stored).
+ */
+import { GatewayError } from '../errors/index.js';
+import type { ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../protocol/chat.js';
+
+/** Fields passed to the chat request under the same name. */
+const SAME_NAME = ['model', 'temperature', 'top_p', 'parallel_tool_calls', 'user', 'service_tier', 'metadata', 'top_logprobs', 'prompt_cache_key', 'safety_identifier'] as const;
+/** Fields accepted and left out: they concern storage or server features that do not apply here. */
+const IGNORED = new Set(['store', 'include', 'truncation', 'stream_options']);
+/** Fields that need state or features Tollgate does not have. */
+const UNSUPPORTED: Record<string, string> = {
+  previous_response_id: 'Tollgate keeps no responses: send the whole conversation in input.',
+  conversation: 'Tollgate keeps no conversations: send the whole conversation in input.',
+  prompt: 'Stored prompts are not supported: send instructions and input.',
+};
+const KNOWN = new Set<string>([...SAME_NAME, ...IGNORED, ...Object.keys(UNSUPPORTED), 'input', 'instructions', 'max_output_tokens', 'tools', 'tool_choice', 'text', 'reasoning', 'stream', 'background', 'max_tool_calls']);
+
+function invalid(param: string, message: string): GatewayError {
+  return new GatewayError('invalid_parameter', message, { param });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function chatRequestOfResponses(body: unknown): ChatCompletionRequest {
+  if (!isObject(body)) throw new GatewayError('invalid_parameter', 'The request body must be a JSON object.', { param: null });
+  for (const name of Object.keys(body)) {
+    if (!KNOWN.has(name)) throw invalid(name, `Unknown parameter: ${name}.`);
+    if (UNSUPPORTED[name] !== undefined && body[name] != null) throw invalid(name, `${name} is not supported. ${UNSUPPORTED[name]}`);
+  }
+  if (body.model === undefined) throw new GatewayError('missing_required_parameter', 'model is required.', { param: 'model' });
+  if (body.input === undefined) throw new GatewayError('missing_required_parameter', 'input is required.', { param: 'input' });
+  if (body.background === true) throw invalid('background', 'background responses are not supported: Tollgate keeps no responses to poll.');
+  if (body.max_tool_calls != null) throw invalid('max_tool_calls', 'max_tool_calls is not supported: the tools are your own functions, called by you.');
+
+  const request: ChatCompletionRequest = { model: body.model as string, messages: [...instructionsOf(body.instructions), ...messagesOf(body.input)] };
+  const fields = request as Record<string, unknown>;
+  for (const name of SAME_NAME) if (body[name] !== undefined && name !== 'model') fields[name] = body[name];
+  if (body.max_output_tokens != null) request.max_completion_tokens = body.max_output_tokens as number;
+  if (body.tools != null) request.tools = toolsOf(body.tools);
+  if (body.tool_choice != null) request.tool_choice = toolChoiceOf(body.tool_choice);
+  const format = formatOf(body.text);
+  if (format !== undefined) request.response_format = format;
+  const effort = reasoningEffortOf(body.reasoning);
+  if (effort !== undefined) request.reasoning_effort = effort;
+  if (body.stream != null) {
+    if (typeof body.stream !== 'boolean') throw invalid('stream', 'stream must be a boolean.');
+    request.stream = body.stream;
+    // The stream ends with the response's usage: the chat stream must carry it.
+    if (body.stream) request.stream_options = { include_usage: true };
+  }
+  return request;
+}
+
+function instructionsOf(instructions: unknown): ChatMessage[] {
+  if (instructions == null) return [];
+  if (typeof instructions !== 'string') throw invalid('instructions', 'instructions must be a string.');
+  return instructions === '' ? [] : [{ role: 'system', content: instructions }];
+}
+
+function messagesOf(input: unknown): ChatMessage[] {
+  if (typeof input === 'string') return [{ role: 'user', content: input }];
+  if (!Array.isArray(input) || input.length === 0) throw invalid('input', 'input must be a string or a non-empty array of input items.');
+  const messages: ChatMessage[] = [];
+  input.forEach((item: unknown, i) => {
+    const param = `input[${i}]`;
+    if (!isObject(item)) throw invalid(param, `${param} must be an object.`);
+    const type = item.type ?? 'message';
+    if (type === 'message') {
+      messages.push(messageOf(item, param));
+    } else if (type === 'function_call') {
+      const call = functionCallOf(item, param);
+      const last = messages[messages.length - 1];
+      // Calls made in one turn go in one assistant message, after its text if it had any.
+      if (last !== undefined && last.role === 'assistant') (last.tool_calls ??= []).push(call);
+      else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
+    } else if (type === 'function_call_output') {
+      if (typeof item.call_id !== 'string' || item.call_id === '') throw invalid(`${param}.call_id`, `${param}.call_id must be a non-empty string.`);
+      messages.push({ role: 'tool', tool_call_id: item.call_id, content: outputTextOf(item.output, `${param}.output`) });
+    } else if (type === 'reasoning') {
+      // A reasoning item handed back from an earlier response: chat completions have no place for it.
+    } else if (type === 'item_reference') {
+      throw invalid(param, `${param}: item references are not supported; Tollgate keeps no items. Send the item itself.`);
+    } else {
+      throw invalid(`${param}.type`, `${param}.type ${JSON.stringify(type)} is not supported (message, function_call, function_call_output).`);
+    }
+  });
+  return messages;
+}
+
+function messageOf(item: Record<string, unknown>, param: string): ChatMessage {
+  const role = item.role;
+  if (role !== 'user' && role !== 'system' && role !== 'developer' && role !== 'assistant') {
+    throw invalid(`${param}.role`, `${param}.role must be one of user, system, developer, assistant.`);
+  }
+  const content = item.content;
+  if (typeof content === 'string') return { role, content };
+  if (!Array.isArray(content)) throw invalid(`${param}.content`, `${param}.content must be a string or an array of content parts.`);
+  if (role === 'assistant') {
+    // Earlier output handed back: its text, as chat completions take an assistant turn.
+    const text = content.map((part: unknown, j) => {
+      const p = isObject(part) ? part : {};
+      if ((p.type === 'output_text' || p.type === 'input_text') && typeof p.text === 'string') return p.text;
+      if (p.type === 'refusal' && typeof p.refusal === 'string') return p.refusal;
+      throw invalid(`${param}.content[${j}]`, `${param}.content[${j}] of an assistant message must be output_text or refusal.`);
+    });
+    return { role, content: text.join('') };
+  }
+  return { role, content: content.map((part: unknown, j) => partOf(part, `${param}.content[${j}]`)) };
+}
+
+function partOf(part: unknown, param: string): ContentPart {
+  if (!isObject(part)) throw invalid(param, `${param} must be an object.`);
+  if (part.type === 'input_text') {
+    if (typeof part.text !== 'string') throw invalid(`${param}.text`, `${param}.text must be a string.`);
+    return { type: 'text', text: part.text };
+  }
+  if (part.type === 'input_image') {
+    if (typeof part.image_url !== 'string' || part.image_url === '') {
+      throw invalid(`${param}.image_url`, `${param}.image_url must be an http(s) or data: URL; images by file_id are not supported.`);
+    }
+    const detail = part.detail;
+    if (detail != null && detail !== 'auto' && detail !== 'low' && detail !== 'high') throw invalid(`${param}.detail`, `${param}.detail must be auto, low or high.`);
+    return { type: 'image_url', image_url: detail == null ? { url: part.image_url } : { url: part.image_url, detail } };
+  }
+  if (part.type === 'input_file') {
+    if (typeof part.file_data !== 'string') throw invalid(param, `${param}: only files sent inline (file_data) are supported.`);
+    return { type: 'file', file: { file_data: part.file_data, ...(typeof part.filename === 'string' ? { filename: part.filename } : {}) } };
+  }
+  throw invalid(`${param}.type`, `${param}.type must be input_text, input_image or input_file.`);
+}
+
+function functionCallOf(item: Record<string, unknown>, param: string): ToolCall {
+  if (typeof item.call_id !== 'string' || item.call_id === '') throw invalid(`${param}.call_id`, `${param}.call_id must be a non-empty string.`);
+  if (typeof item.name !== 'string' || item.name === '') throw invalid(`${param}.name`, `${param}.name must be a non-empty string.`);
+  if (typeof item.arguments !== 'string') throw invalid(`${param}.arguments`, `${param}.arguments must be a string (JSON).`);
+  return { id: item.call_id, type: 'function', function: { name: item.name, arguments: item.arguments } };
+}
+
+function outputTextOf(output: unknown, param: string): string {
+  if (typeof output === 'string') return output;
+  if (Array.isArray(output)) {
+    return output
+      .map((part: unknown, j) => {
+        if (isObject(part) && part.type === 'input_text' && typeof part.text === 'string') return part.text;
+        throw invalid(`${param}[${j}]`, `${param}[${j}] must be an input_text part.`);
+      })
+      .join('');
+  }
+  throw invalid(param, `${param} must be a string.`);
+}
+
+function toolsOf(tools: unknown): FunctionTool[] {
+  if (!Array.isArray(tools)) throw invalid('tools', 'tools must be an array.');
+  return tools.map((tool: unknown, i) => {
+    const param = `tools[${i}]`;
+    if (!isObject(tool)) throw invalid(param, `${param} must be an object.`);
+    if (tool.type !== 'function') throw invalid(`${param}.type`, `${param}.type "${String(tool.type)}" is not supported: only function tools (hosted tools run on OpenAI's side).`);
+    if (typeof tool.name !== 'string' || tool.name === '') throw invalid(`${param}.name`, `${param}.name must be a non-empty string.`);
+    const fn: FunctionTool['function'] = { name: tool.name };
+    if (tool.description != null) fn.description = tool.description as string;
+    if (tool.parameters != null) fn.parameters = tool.parameters as Record<string, unknown>;
+    if (tool.strict != null) fn.strict = tool.strict as boolean;
+    return { type: 'function', function: fn };
+  });
+}
+
+function toolChoiceOf(choice: unknown): ToolChoice {
+  if (choice === 'auto' || choice === 'none' || choice === 'required') return choice;
+  if (isObject(choice) && choice.type === 'function' && typeof choice.name === 'string' && choice.name !== '') return { type: 'function', function: { name: choice.name } };
+  throw invalid('tool_choice', 'tool_choice must be "auto", "none", "required" or {"type": "function", "name": …}.');
+}
+
+function formatOf(text: unknown): ResponseFormat | undefined {
+  if (text == null) return undefined;
+  if (!isObject(text)) throw invalid('text', 'text must be an object.');
+  const format = text.format;
+  if (format == null) return undefined;
+  if (!isObject(format)) throw invalid('text.format', 'text.format must be an object.');
+  if (format.type === 'text') return { type: 'text' };
+  if (format.type === 'json_object') return { type: 'json_object' };
+  if (format.type === 'json_schema') {
+    if (typeof format.name !== 'string' || format.name === '') throw invalid('text.format.name', 'text.format.name must be a non-empty string.');
+    if (!isObject(format.schema)) throw invalid('text.format.schema', 'text.format.schema must be a JSON Schema object.');
+    const schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } = { name: format.name, schema: format.schema };
+    if (typeof format.description === 'string') schema.description = format.description;
+    if (format.strict != null) schema.strict = format.strict as boolean;
+    return { type: 'json_schema', json_schema: schema };
+  }
+  throw invalid('text.format.type', 'text.format.type must be text, json_object or json_schema.');
+}
+
+function reasoningEffortOf(reasoning: unknown): unknown {
+  if (reasoning == null) return undefined;
+  if (!isObject(reasoning)) throw invalid('reasoning', 'reasoning must be an object.');
+  return reasoning.effort ?? undefined;
+}
+
+/**
+ * The chat validator's names for fields, in the Responses request's terms, for the errors the
+ * chat pipeline raises about the translated request.
+ */
+export function responsesParamOf(param: string | null): string | null {
+  if (param === null) return null;
+  if (param === 'max_completion_tokens' || param === 'max_tokens') return 'max_output_tokens';
+  if (param === 'messages' || param.startsWith('messages[')) return 'input';
+  if (param.startsWith('response_format')) return 'text.format';
+  if (param === 'reasoning_effort') return 'reasoning.effort';
+  const tool = /^tools\[(\d+)\]\.function\.(.*)$/.exec(param);
+  if (tool !== null) return `tools[${tool[1]}].${tool[2]}`;
+  if (param.startsWith('tool_choice')) return 'tool_choice';
+  return param;
+}

@@ -1,0 +1,153 @@
+/**
+ * POST /v1/responses (OpenAI's Responses API) through the clients that use it by default: the
+ * openai SDK's `responses` and the Vercel AI SDK's OpenAI provider. The answer comes from the
+ * chat pipeline, so limits, credits and idempotency are the chat endpoint's.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import OpenAI from 'openai';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, jsonSchema, streamText, tool } from 'ai';
+import { errorOf, startGateway, type RunningGateway } from '../support/gateway-harness.js';
+
+let gw: RunningGateway;
+let client: OpenAI;
+
+beforeAll(async () => {
+  gw = await startGateway({
+    config: {
+      providers: [{ id: 'mock', kind: 'mock' }, { id: 'breaks', kind: 'mock', mock: { error_after_chunks: 2 } }],
+      models: [
+        { id: 'mock-chat', capabilities: ['chat', 'streaming', 'tools', 'json_mode'], context_window: 4096, max_output_tokens: 100, routes: [{ provider: 'mock', model: 'm' }] },
+        { id: 'breaks', capabilities: ['chat', 'streaming'], context_window: 4096, routes: [{ provider: 'breaks', model: 'm' }] },
+      ],
+    },
+  });
+  client = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.keys.main!, maxRetries: 0 });
+});
+afterAll(() => gw.close());
+
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${gw.baseURL}/responses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+
+describe('responses with the openai SDK', () => {
+  it('answers a response with its text, usage and the request id in its id', async () => {
+    const response = await client.responses.create({ model: 'mock-chat', instructions: 'Be brief.', input: 'Hello gateway' });
+    expect(response.object).toBe('response');
+    expect(response.status).toBe('completed');
+    expect(response.output_text).toBe('This is a mock reply to: Hello gateway');
+    expect(response.id).toMatch(/^resp_[0-9a-f]{32}$/);
+    expect(response.usage?.output_tokens).toBe(8);
+    expect(response.usage?.total_tokens).toBe((response.usage?.input_tokens ?? 0) + 8);
+    expect(response.instructions).toBe('Be brief.');
+  });
+
+  it('streams the Responses events, ending with the completed response', async () => {
+    const stream = await client.responses.create({ model: 'mock-chat', input: [{ role: 'user', content: [{ type: 'input_text', text: 'Hi there' }] }], stream: true });
+    const types: string[] = [];
+    let text = '';
+    let final: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === 'response.output_text.delta') text += event.delta;
+      if (event.type === 'response.completed') final = event.response;
+    }
+    expect(text).toBe('This is a mock reply to: Hi there');
+    expect(types.slice(0, 4)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added']);
+    expect(types.slice(-4)).toEqual(['response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed']);
+    expect(final?.output_text ?? final?.output.map((o) => (o.type === 'message' ? o.content.map((c) => (c.type === 'output_text' ? c.text : '')).join('') : '')).join('')).toBe(text);
+    expect(final?.usage?.output_tokens).toBe(8);
+  });
+
+  it('calls a function tool, and takes its output back in the next request', async () => {
+    const tools: OpenAI.Responses.Tool[] = [{ type: 'function', name: 'get_weather', description: 'The weather', parameters: { type: 'object', properties: {} }, strict: false }];
+    const first = await client.responses.create({ model: 'mock-chat', input: 'What is the weather?', tools, tool_choice: { type: 'function', name: 'get_weather' } });
+    const call = first.output.find((o) => o.type === 'function_call');
+    expect(call).toMatchObject({ type: 'function_call', name: 'get_weather', status: 'completed' });
+    if (call?.type !== 'function_call') throw new Error('no call');
+    const second = await client.responses.create({
+      model: 'mock-chat',
+      tools,
+      input: [{ role: 'user', content: 'What is the weather?' }, call, { type: 'function_call_output', call_id: call.call_id, output: 'Sunny' }, { role: 'user', content: 'Thanks' }],
+    });
+    expect(second.output_text).toBe('This is a mock reply to: Thanks');
+  });
+
+  it('reports a stream that fails after it started as an error event the SDK raises', async () => {
+    const stream = await client.responses.create({ model: 'breaks', input: 'Hello there friend', stream: true });
+    let seen = 0;
+    await expect(
+      (async () => {
+        for await (const event of stream) if (event.type === 'response.output_text.delta') seen++;
+      })(),
+    ).rejects.toBeInstanceOf(OpenAI.APIError);
+    expect(seen).toBeGreaterThan(0);
+  });
+
+  it('replays a response by its Idempotency-Key, byte for byte, a stream included', async () => {
+    for (const stream of [false, true]) {
+      const body = { model: 'mock-chat', input: `Once ${String(stream)}`, stream };
+      const headers = { 'idempotency-key': `resp-${String(stream)}-${Date.now()}` };
+      const first = await post(body, headers);
+      const firstText = await first.text();
+      const again = await post(body, headers);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(await again.text()).toBe(firstText);
+    }
+  });
+});
+
+describe('responses refused with the field named', () => {
+  it.each([
+    ['an unknown field', { model: 'mock-chat', input: 'x', frobnicate: 1 }, 'frobnicate'],
+    ['no input', { model: 'mock-chat' }, 'input'],
+    ['a stored response to continue', { model: 'mock-chat', input: 'x', previous_response_id: 'resp_1' }, 'previous_response_id'],
+    ['a hosted tool', { model: 'mock-chat', input: 'x', tools: [{ type: 'web_search' }] }, 'tools[0].type'],
+    ['an item of an unknown type', { model: 'mock-chat', input: [{ type: 'computer_call_output' }] }, 'input[0].type'],
+    ['a bad image part', { model: 'mock-chat', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1' }] }] }, 'input[0].content[0].image_url'],
+    ['too many output tokens, named as the Responses API names them', { model: 'mock-chat', input: 'x', max_output_tokens: 5000 }, 'max_output_tokens'],
+    ['a temperature out of range', { model: 'mock-chat', input: 'x', temperature: 7 }, 'temperature'],
+  ])('%s', async (_name, body, param) => {
+    const { status, body: answer } = await errorOf(await post(body));
+    expect(status).toBe(400);
+    expect(answer.error.param).toBe(param);
+  });
+
+  it('an unknown model is 404, as on chat completions', async () => {
+    const { status, body } = await errorOf(await post({ model: 'no-such-model', input: 'x' }));
+    expect([status, body.error.code]).toEqual([404, 'model_not_found']);
+  });
+});
+
+describe('responses with the Vercel AI SDK (its OpenAI provider, as created by default)', () => {
+  const provider = () => createOpenAI({ baseURL: gw.baseURL, apiKey: gw.keys.main! });
+
+  it('generates text, with usage', async () => {
+    const result = await generateText({ model: provider()('mock-chat'), prompt: 'Hello gateway', maxRetries: 0 });
+    expect(result.text).toBe('This is a mock reply to: Hello gateway');
+    expect(result.usage.outputTokens).toBe(8);
+    expect(result.finishReason).toBe('stop');
+  });
+
+  it('streams text', async () => {
+    const result = streamText({ model: provider()('mock-chat'), prompt: 'Stream to me', maxRetries: 0 });
+    let text = '';
+    for await (const delta of result.textStream) text += delta;
+    expect(text).toBe('This is a mock reply to: Stream to me');
+    expect((await result.usage).outputTokens).toBe(9);
+  });
+
+  it('calls a tool', async () => {
+    const result = await generateText({
+      model: provider()('mock-chat'),
+      prompt: 'Call lookup please',
+      tools: { lookup: tool({ description: 'Looks things up', inputSchema: jsonSchema<Record<string, never>>({ type: 'object', properties: {} }) }) },
+      toolChoice: { type: 'tool', toolName: 'lookup' },
+      maxRetries: 0,
+    });
+    expect(result.toolCalls.map((c) => c.toolName)).toEqual(['lookup']);
+  });
+});
