@@ -121,6 +121,6 @@ export async function runIdempotent(
     await deps.idempotency.commit(call.recordFor(answer.status, { 'content-type': JSON_TYPE }, answer.body));
     return answer;
   } finally {
-    void call.finish();
+    await call.finish();
   }
 }

@@ -1,13 +1,15 @@
 /**
  * Idempotency-Key (spec 4, rule 2): the first request with a key runs and its outcome is
  * recorded; an identical resend gets the recorded response back; a resend while the first still
- * runs, or with another body, is a 409. Finished records live in the store (they must outlive a
- * restart); claims of running requests live in the configured claims backend (atomic across
+ * runs, or with another body, is a 409. A request that ended with nothing to replay (refused
+ * before it ran, or a retryable failure) leaves a binding instead: an identical resend runs again,
+ * another body is still a 409. Finished records and bindings live in the store (they must outlive
+ * a restart); claims of running requests live in the configured claims backend (atomic across
  * instances when shared). Expired records are swept.
  */
 import type { Logger } from 'pino';
 import { GatewayError, toGatewayError } from '../errors/index.js';
-import type { IdempotencyRecord, Store } from '../storage/types.js';
+import { BINDING_STATUS, type IdempotencyRecord, type Store } from '../storage/types.js';
 import type { IdempotencyClaims } from './claims.js';
 import { idempotencyRecordId } from './fingerprint.js';
 import { IdempotentCall, type PendingRecord } from './idempotent-call.js';
@@ -47,7 +49,8 @@ export class Idempotency {
   async start(accountId: string, key: string, fingerprint: string, requestId: string): Promise<IdempotencyStart> {
     const id = idempotencyRecordId(accountId, key);
     const recorded = await this.lookup(id);
-    if (recorded !== undefined) return replayOf(recorded, fingerprint);
+    if (recorded !== undefined && recorded.status !== BINDING_STATUS) return replayOf(recorded, fingerprint);
+    if (recorded !== undefined && recorded.fingerprint !== fingerprint) throw reused(recorded.requestId);
     const claim = await this.claims.claim(id, { fingerprint, requestId });
     if (!claim.claimed) {
       if (claim.holder.fingerprint !== fingerprint) throw reused(claim.holder.requestId);
@@ -66,11 +69,11 @@ export class Idempotency {
       await this.claims.release(id, requestId);
       throw err;
     }
-    if (finished !== undefined) {
+    if (finished !== undefined && (finished.status !== BINDING_STATUS || finished.fingerprint !== fingerprint)) {
       await this.claims.release(id, requestId);
       return replayOf(finished, fingerprint);
     }
-    return { kind: 'execute', call: new IdempotentCall(this.claims, id, accountId, fingerprint, requestId, this.settings.lifetimeMs) };
+    return { kind: 'execute', call: new IdempotentCall(this.claims, id, accountId, fingerprint, requestId, this.settings.lifetimeMs, (binding) => this.commit(binding)) };
   }
 
   /**

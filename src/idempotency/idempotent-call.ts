@@ -6,7 +6,7 @@
  * until then a resend is told the request is still running.
  */
 import { envelopeJson, errorHeaders, type GatewayError } from '../errors/index.js';
-import type { IdempotencyRecord } from '../storage/types.js';
+import { BINDING_STATUS, type IdempotencyRecord } from '../storage/types.js';
 import type { IdempotencyClaims } from './claims.js';
 
 /**
@@ -49,6 +49,8 @@ export class IdempotentCall {
     readonly fingerprint: string,
     readonly requestId: string,
     private readonly lifetimeMs: number,
+    /** Commits a binding (never throws): the key stays bound to this request when it recorded nothing. */
+    private readonly bind: (binding: PendingRecord) => Promise<void>,
   ) {}
 
   /**
@@ -84,13 +86,34 @@ export class IdempotentCall {
     return this.recordFor(error.status, errorHeaders(error), envelopeJson(error), { status: error.status, code: error.code });
   }
 
-  /** Ends the call: gives the claim back once the outcome's record, if any, is durable. Safe to call twice. */
+  /**
+   * Ends the call; the caller answers once it resolves. A recorded outcome gives the claim back
+   * once its record is durable, which the answer does not wait for (a resend meanwhile is told to
+   * come back). When nothing was recorded, a binding of the key to this request's fingerprint is
+   * committed (spec 4: the same key with another body is a 409, whatever became of the first) and
+   * the claim given back before the answer, so that the caller's immediate resend runs. Safe to
+   * call twice.
+   */
   finish(): Promise<void> {
-    this.finished ??= (async () => {
-      if (this.recording !== null) await this.recording;
-      await this.claims.release(this.id, this.requestId);
-    })();
+    if (this.finished === null) {
+      const recording = this.recording;
+      if (recording !== null) {
+        void recording.then(() => this.claims.release(this.id, this.requestId));
+        this.finished = Promise.resolve();
+      } else {
+        this.finished = this.bind(this.binding()).then(() => this.claims.release(this.id, this.requestId));
+      }
+    }
     return this.finished;
+  }
+
+  private binding(): PendingRecord {
+    const now = Date.now();
+    const record: IdempotencyRecord = {
+      id: this.id, accountId: this.accountId, fingerprint: this.fingerprint, requestId: this.requestId,
+      status: BINDING_STATUS, headers: {}, body: Buffer.alloc(0), createdAt: now, expiresAt: now + this.lifetimeMs,
+    };
+    return { record, settled: () => undefined };
   }
 }
 

@@ -5,7 +5,7 @@
 import { describe, expect, it, beforeEach, afterEach } from 'vitest';
 import { orderedHexAt } from '../util/ordered-id.js';
 import type { FileRecord, VideoJobRecord, IdempotencyRecord, Store, UsageRecord } from './types.js';
-import { BalanceOutOfRangeError, MAX_BALANCE_MICROS } from './types.js';
+import { BINDING_STATUS, BalanceOutOfRangeError, MAX_BALANCE_MICROS } from './types.js';
 
 export function storeConformance(name: string, open: () => Promise<Store>): void {
   describe(`Store conformance: ${name}`, () => {
@@ -190,6 +190,19 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(await store.getIdempotencyRecord('k-bin', now)).toEqual(binary);
       expect(await store.getIdempotencyRecord('k-text', now + 60_000)).toBeUndefined();
       expect(await store.getIdempotencyRecord('missing', now)).toBeUndefined();
+    });
+
+    it('lets a binding (status 0) give way to a response, and never a response to a binding', async () => {
+      const now = Date.now();
+      const commit = (record: IdempotencyRecord) => store.commitSettlements([{ requestId: record.requestId, charge: null, releaseReservation: false, usage: null, idempotency: record }]);
+      await commit(recordOf('b', { requestId: 'first', status: BINDING_STATUS, body: Buffer.alloc(0), createdAt: now, expiresAt: now + 60_000 }));
+      expect(await store.getIdempotencyRecord('b', now)).toMatchObject({ requestId: 'first', status: BINDING_STATUS });
+      await commit(recordOf('b', { requestId: 'second', status: BINDING_STATUS, body: Buffer.alloc(0), createdAt: now + 1, expiresAt: now + 60_001 }));
+      expect(await store.getIdempotencyRecord('b', now)).toMatchObject({ requestId: 'second', status: BINDING_STATUS });
+      await commit(recordOf('b', { requestId: 'third', status: 200, createdAt: now + 2, expiresAt: now + 60_002 }));
+      expect(await store.getIdempotencyRecord('b', now)).toMatchObject({ requestId: 'third', status: 200 });
+      await commit(recordOf('b', { requestId: 'fourth', status: BINDING_STATUS, body: Buffer.alloc(0), createdAt: now + 3, expiresAt: now + 60_003 }));
+      expect(await store.getIdempotencyRecord('b', now)).toMatchObject({ requestId: 'third', status: 200 });
     });
 
     it('keeps a live idempotency record over a second one, and replaces an expired one', async () => {

@@ -103,6 +103,9 @@ export interface Settlement {
  * The finished response of a request sent with an Idempotency-Key, replayed to identical resends
  * until it expires. Its id is derived from the account and the key, so accounts never share one.
  */
+/** The status of a record that binds a key to its request's fingerprint and holds no response (replaceable by one). */
+export const BINDING_STATUS = 0;
+
 export interface IdempotencyRecord {
   id: string;
   accountId: string;
@@ -110,6 +113,10 @@ export interface IdempotencyRecord {
   fingerprint: string;
   /** The X-Request-Id of the request that produced the response. */
   requestId: string;
+  /**
+   * The response's status; BINDING_STATUS for a key whose request ended with nothing to replay
+   * (refused before it ran, or a retryable failure): it binds the key to the request, no more.
+   */
   status: number;
   headers: Record<string, string>;
   body: Buffer;

@@ -325,19 +325,20 @@ describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
     expect(isReplay(retried)).toBe(false);
   });
 
-  it('does not bind a key to a request an adapter refused before sending it upstream', async () => {
+  it('binds the key to a request an adapter refused before sending it upstream: the same one runs again, another is a reuse', async () => {
     const key = newKey();
     // Anthropic cannot make several choices: the adapter refuses n=2 without calling the provider.
     const refused = await post(gw, chatBody('claude-chat', 'hi', { n: 2 }), { 'idempotency-key': key });
     expect(refused.status).toBe(422);
     expect(errorCode(refused)).toBe('incompatible_parameters');
+    const again = await post(gw, chatBody('claude-chat', 'hi', { n: 2 }), { 'idempotency-key': key });
+    expect([again.status, isReplay(again)]).toEqual([422, false]);
     const corrected = await post(gw, chatBody('claude-chat', 'hi'), { 'idempotency-key': key });
-    // It runs (and fails to reach the unreachable provider) instead of being refused as a reuse.
-    expect(corrected.status).toBe(502);
-    expect(errorCode(corrected)).toBe('upstream_unreachable');
+    expect(corrected.status).toBe(409);
+    expect(errorCode(corrected)).toBe('idempotency_key_reused');
   });
 
-  it('does not bind a key to a request refused before it ran: the corrected body then runs under it', async () => {
+  it('binds the key to a request refused before it ran: resent, it runs again; corrected, it needs a new key (spec 4)', async () => {
     const key = newKey();
     const invalid = await post(gw, { model: 'mock-chat' }, { 'idempotency-key': key });
     expect(invalid.status).toBe(400);
@@ -346,8 +347,24 @@ describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
     expect(again.status).toBe(400);
     expect(isReplay(again)).toBe(false);
     const corrected = await post(gw, chatBody(), { 'idempotency-key': key });
-    expect(corrected.status).toBe(200);
-    expect(isReplay(corrected)).toBe(false);
+    expect(corrected.status).toBe(409);
+    expect(errorCode(corrected)).toBe('idempotency_key_reused');
+    const fresh = await post(gw, chatBody(), { 'idempotency-key': newKey() });
+    expect(fresh.status).toBe(200);
+  });
+
+  it('binds the key to a request whose retryable failure was not recorded: the same request runs again and may succeed', async () => {
+    const key = newKey();
+    const body = chatBody('slow-chat');
+    const timedOut = await post(gw, body, { 'idempotency-key': key, 'x-generation-budget-ms': '100' });
+    expect(timedOut.status).toBe(408);
+    const other = await post(gw, chatBody('mock-chat', 'something else'), { 'idempotency-key': key });
+    expect([other.status, errorCode(other)]).toEqual([409, 'idempotency_key_reused']);
+    const retried = await post(gw, body, { 'idempotency-key': key });
+    expect([retried.status, isReplay(retried)]).toEqual([200, false]);
+    // Now recorded: replayed.
+    const replayed = await post(gw, body, { 'idempotency-key': key });
+    expect([replayed.status, isReplay(replayed)]).toEqual([200, true]);
   });
 
   it('counts a replay against requests per minute, and against nothing else', async () => {

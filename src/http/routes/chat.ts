@@ -53,7 +53,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
       } finally {
         forget?.();
         forgetStream?.();
-        void call?.finish();
+        await call?.finish();
       }
     } finally {
       work.end();

@@ -82,7 +82,7 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
           return await handle(request, reply, operation, controller, call);
         } finally {
           forget?.();
-          void call?.finish();
+          await call?.finish();
         }
       } finally {
         await form?.discard();

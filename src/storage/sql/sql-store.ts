@@ -34,7 +34,7 @@ import type {
   UsageQuery,
   UsageRow,
 } from '../types.js';
-import { BalanceOutOfRangeError, MAX_BALANCE_MICROS } from '../types.js';
+import { BINDING_STATUS, BalanceOutOfRangeError, MAX_BALANCE_MICROS } from '../types.js';
 
 const DAY_MS = 86_400_000;
 
@@ -208,7 +208,7 @@ export class SqlStore implements Store {
     await this.db.transaction().execute(async (trx) => {
       // In the charge's transaction: a response is recorded exactly when its charge is.
       if (records.length > 0) {
-        // A key whose record expired but was not swept yet takes the new one; a live one stays.
+        // A key whose record expired but was not swept yet takes the new one, as does a binding; a live response stays.
         await trx
           .insertInto('idempotency_records')
           .values(records)
@@ -226,7 +226,8 @@ export class SqlStore implements Store {
                 created_at: eb.ref('excluded.created_at'),
                 expires_at: eb.ref('excluded.expires_at'),
               }))
-              .whereRef('idempotency_records.expires_at', '<=', 'excluded.created_at'),
+              // A binding (status 0) gives way to the response of its request's next run.
+              .where((eb) => eb.or([eb('idempotency_records.expires_at', '<=', eb.ref('excluded.created_at')), eb('idempotency_records.status', '=', BINDING_STATUS)])),
           )
           .execute();
       }

@@ -9,7 +9,7 @@ import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Database } from '../sql/database.js';
 import { SqlStore, newLedgerId } from '../sql/sql-store.js';
-import type { Settlement } from '../types.js';
+import { BINDING_STATUS, type Settlement } from '../types.js';
 import { idempotencyRow } from '../sql/idempotency-rows.js';
 import type { Checkpointer } from './checkpointer.js';
 
@@ -95,10 +95,10 @@ function prepareCommit(sqlite: SQLite.Database): (settlements: readonly Settleme
   const insertRecord = sqlite.prepare(
     'insert into idempotency_records (id, account_id, fingerprint, request_id, status, headers, body, body_encoding, created_at, expires_at) ' +
       'values (@id, @account_id, @fingerprint, @request_id, @status, @headers, @body, @body_encoding, @created_at, @expires_at) ' +
-      // A key whose record expired but was not swept yet takes the new one.
+      // A key whose record expired but was not swept yet takes the new one; so does a binding (status 0).
       'on conflict (id) do update set account_id = excluded.account_id, fingerprint = excluded.fingerprint, request_id = excluded.request_id, status = excluded.status, ' +
       'headers = excluded.headers, body = excluded.body, body_encoding = excluded.body_encoding, created_at = excluded.created_at, expires_at = excluded.expires_at ' +
-      'where idempotency_records.expires_at <= excluded.created_at',
+      'where idempotency_records.expires_at <= excluded.created_at or idempotency_records.status = ' + String(BINDING_STATUS),
   );
   // Each account's balance moves once per commit by the sum of its charges, not once per charge:
   // the update cost about a tenth of a charged request's commit (callgrind, 20 requests a commit).
