@@ -81,6 +81,16 @@ describe('ResponsesStream', () => {
     expect(seen.at(-1)).toEqual(['error', { type: 'error', sequence_number: seen.length - 1, code: 'upstream_error', message: 'The upstream failed.', param: null, error }]);
   });
 
+  it('takes odd chunks in its stride: an opening one of no choices, a choice with no delta, a frame that is not JSON', () => {
+    const stream = presenter().stream();
+    const opening = frame({ id: '', object: 'chat.completion.chunk', created: 0, model: '', choices: [], prompt_filter_results: [] });
+    const filterOnly = frame({ id: 'c', created: 1700000000, model: 'up', choices: [{ index: 0, finish_reason: null, content_filter_results: {} }] });
+    const out = stream.push(opening + filterOnly + 'data: {not json}\n\n' + chunk({ content: 'Hi' }, 'stop') + 'data: [DONE]\n\n');
+    const seen = events(out);
+    expect(seen[0]).toEqual(['response.created', expect.objectContaining({ response: expect.objectContaining({ created_at: 1700000000, model: 'up' }) })]);
+    expect(seen.at(-1)![1]).toMatchObject({ response: { status: 'completed', output: [{ type: 'message', content: [{ text: 'Hi' }] }] } });
+  });
+
   it('gives the same bytes when the whole stream is shown again (the Idempotency-Key record)', () => {
     const frames = [chunk({ content: 'One' }), chunk({ content: ' two' }, 'stop'), 'data: [DONE]\n\n'];
     const live = presenter().stream();

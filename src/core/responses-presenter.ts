@@ -90,7 +90,7 @@ export class ResponsesPresenter implements AnswerPresenter {
 
   json(completion: string): string {
     const parsed = JSON.parse(completion) as ChatCompletion;
-    const choice = parsed.choices[0];
+    const choice = Array.isArray(parsed.choices) ? parsed.choices[0] : undefined;
     const output: ResponseOutputItem[] = [];
     const message = choice?.message;
     const calls = message?.tool_calls ?? [];
@@ -156,8 +156,15 @@ export class ResponsesStream {
         out += this.end();
         continue;
       }
-      const parsed = JSON.parse(data) as Partial<ChatCompletionChunk> & { error?: { message: string; type: string; param: string | null; code: string } };
-      if (parsed.error !== undefined) {
+      let parsed: Partial<ChatCompletionChunk> & { error?: { message: string; type: string; param: string | null; code: string } };
+      try {
+        parsed = JSON.parse(data) as typeof parsed;
+      } catch {
+        // Relayed as is on chat completions; nothing a response could show.
+        continue;
+      }
+      if (typeof parsed !== 'object' || parsed === null) continue;
+      if (parsed.error != null) {
         this.ended = true;
         const { message, type, param, code } = parsed.error;
         out += this.event('error', { code, message, param, error: { message, type, param, code } });
@@ -172,23 +179,25 @@ export class ResponsesStream {
     return `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: this.sequence++, ...fields })}\n\n`;
   }
 
-  private chunk(chunk: Partial<ChatCompletionChunk>): string {
+  private chunk(chunk: Partial<ChatCompletionChunk>, force = false): string {
     let out = '';
-    if (!this.started) {
+    // Some upstreams open with a chunk of no choices, time or model (Azure's filter results): the
+    // response starts with the first chunk that has them.
+    if (this.created === 0 && typeof chunk.created === 'number') this.created = chunk.created;
+    if (this.model === '' && typeof chunk.model === 'string') this.model = chunk.model;
+    const choice = Array.isArray(chunk.choices) ? (chunk.choices[0] as Partial<ChatCompletionChunk['choices'][number]> | undefined) : undefined;
+    if (!this.started && (force || choice != null || (this.model !== '' && this.created !== 0))) {
       this.started = true;
-      this.created = chunk.created ?? 0;
-      this.model = chunk.model ?? '';
       const response = this.snapshot('in_progress', []);
       out += this.event('response.created', { response });
       out += this.event('response.in_progress', { response });
     }
     if (chunk.usage != null) this.usage = chunk.usage;
-    const choice = chunk.choices?.[0];
-    if (choice === undefined) return out;
-    const delta = choice.delta;
+    if (choice == null) return out;
+    const delta = choice.delta ?? {};
     if (typeof delta.content === 'string' && delta.content !== '') out += this.textDelta('output_text', delta.content);
     if (typeof delta.refusal === 'string' && delta.refusal !== '') out += this.textDelta('refusal', delta.refusal);
-    for (const call of delta.tool_calls ?? []) {
+    for (const call of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
       let open = this.calls.get(call.index);
       if (open === undefined) {
         out += this.closeMessage();
@@ -260,7 +269,7 @@ export class ResponsesStream {
   private end(): string {
     this.ended = true;
     let out = '';
-    if (!this.started) out += this.chunk({});
+    if (!this.started) out += this.chunk({}, true);
     out += this.closeMessage();
     for (const open of [...this.calls.values()].sort((a, b) => a.outputIndex - b.outputIndex)) {
       open.item.status = 'completed';

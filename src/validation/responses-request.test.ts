@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chatRequestOfResponses, responsesParamOf } from './responses-request.js';
+import { chatRequestOfResponses, responsesParamOf, responsesTermsOf } from './responses-request.js';
 
 describe('chatRequestOfResponses', () => {
   it('turns instructions, items, tools and formats into the chat request', () => {
@@ -51,6 +51,14 @@ describe('chatRequestOfResponses', () => {
     });
   });
 
+  it('keeps metadata out of the chat request, and parallel_tool_calls without tools; top_logprobs turns logprobs on', () => {
+    const chat = chatRequestOfResponses({ model: 'm', input: 'x', metadata: { team: 'a' }, parallel_tool_calls: false, top_logprobs: 2, prompt_cache_retention: '24h', moderation: null, context_management: [] });
+    expect(chat).toEqual({ model: 'm', messages: [{ role: 'user', content: 'x' }], logprobs: true, top_logprobs: 2, prompt_cache_retention: '24h' });
+    const withTools = chatRequestOfResponses({ model: 'm', input: 'x', tools: [{ type: 'function', name: 'f' }], parallel_tool_calls: false });
+    expect(withTools.parallel_tool_calls).toBe(false);
+    expect(chatRequestOfResponses({ model: 'm', input: 'x', parallel_tool_calls: null }).parallel_tool_calls).toBeUndefined();
+  });
+
   it('takes a plain string input as one user message', () => {
     expect(chatRequestOfResponses({ model: 'm', input: 'Hi' }).messages).toEqual([{ role: 'user', content: 'Hi' }]);
   });
@@ -65,6 +73,15 @@ describe('chatRequestOfResponses', () => {
     [{ model: 'm', input: 'x', stream: 'yes' }, 'stream'],
   ])('refuses %j naming %s', (body, param) => {
     expect(() => chatRequestOfResponses(body)).toThrow(expect.objectContaining({ param }) as Error);
+  });
+});
+
+describe('responsesTermsOf', () => {
+  it('words the chat pipeline\'s messages in the Responses request\'s terms', () => {
+    expect(responsesTermsOf('max_completion_tokens is too large: 5000.')).toBe('max_output_tokens is too large: 5000.');
+    expect(responsesTermsOf('tools[0].function.name must be a-z.')).toBe('tools[0].name must be a-z.');
+    expect(responsesTermsOf('response_format.json_schema.strict must be a boolean.')).toBe('text.format.strict must be a boolean.');
+    expect(responsesTermsOf('Shorten the messages or lower max_completion_tokens.')).toBe('Shorten the input or lower max_output_tokens.');
   });
 });
 

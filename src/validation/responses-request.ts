@@ -10,16 +10,20 @@ import { GatewayError } from '../errors/index.js';
 import type { ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../protocol/chat.js';
 
 /** Fields passed to the chat request under the same name. */
-const SAME_NAME = ['model', 'temperature', 'top_p', 'parallel_tool_calls', 'user', 'service_tier', 'metadata', 'top_logprobs', 'prompt_cache_key', 'safety_identifier'] as const;
-/** Fields accepted and left out: they concern storage or server features that do not apply here. */
-const IGNORED = new Set(['store', 'include', 'truncation', 'stream_options']);
+const SAME_NAME = ['model', 'temperature', 'top_p', 'user', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier'] as const;
+/**
+ * Fields accepted and left out: they concern storage or server features that do not apply here.
+ * `metadata` is echoed in the response but not sent on: OpenAI's chat completions take it only
+ * with `store`.
+ */
+const IGNORED = new Set(['store', 'include', 'truncation', 'stream_options', 'metadata', 'context_management', 'moderation', 'prompt_cache_options']);
 /** Fields that need state or features Tollgate does not have. */
 const UNSUPPORTED: Record<string, string> = {
   previous_response_id: 'Tollgate keeps no responses: send the whole conversation in input.',
   conversation: 'Tollgate keeps no conversations: send the whole conversation in input.',
   prompt: 'Stored prompts are not supported: send instructions and input.',
 };
-const KNOWN = new Set<string>([...SAME_NAME, ...IGNORED, ...Object.keys(UNSUPPORTED), 'input', 'instructions', 'max_output_tokens', 'tools', 'tool_choice', 'text', 'reasoning', 'stream', 'background', 'max_tool_calls']);
+const KNOWN = new Set<string>([...SAME_NAME, ...IGNORED, ...Object.keys(UNSUPPORTED), 'input', 'instructions', 'max_output_tokens', 'tools', 'tool_choice', 'text', 'reasoning', 'stream', 'background', 'max_tool_calls', 'parallel_tool_calls', 'top_logprobs']);
 
 function invalid(param: string, message: string): GatewayError {
   return new GatewayError('invalid_parameter', message, { param });
@@ -45,6 +49,13 @@ export function chatRequestOfResponses(body: unknown): ChatCompletionRequest {
   for (const name of SAME_NAME) if (body[name] !== undefined && name !== 'model') fields[name] = body[name];
   if (body.max_output_tokens != null) request.max_completion_tokens = body.max_output_tokens as number;
   if (body.tools != null) request.tools = toolsOf(body.tools);
+  // Echoed on every response; chat completions take it only beside tools.
+  if (typeof body.parallel_tool_calls === 'boolean' && request.tools !== undefined && request.tools.length > 0) request.parallel_tool_calls = body.parallel_tool_calls;
+  // The Responses API has no logprobs switch: asking for top log probabilities is the switch.
+  if (body.top_logprobs != null) {
+    request.logprobs = true;
+    request.top_logprobs = body.top_logprobs as number;
+  }
   if (body.tool_choice != null) request.tool_choice = toolChoiceOf(body.tool_choice);
   const format = formatOf(body.text);
   if (format !== undefined) request.response_format = format;
@@ -201,6 +212,17 @@ function reasoningEffortOf(reasoning: unknown): unknown {
   if (reasoning == null) return undefined;
   if (!isObject(reasoning)) throw invalid('reasoning', 'reasoning must be an object.');
   return reasoning.effort ?? undefined;
+}
+
+/** The chat request's names in an error message, in the Responses request's terms. */
+export function responsesTermsOf(message: string): string {
+  return message
+    .replace(/\bmax_completion_tokens\b|\bmax_tokens\b/g, 'max_output_tokens')
+    .replace(/\btools\[(\d+)\]\.function\./g, 'tools[$1].')
+    .replace(/\bresponse_format\.json_schema\b|\bresponse_format\b/g, 'text.format')
+    .replace(/\breasoning_effort\b/g, 'reasoning.effort')
+    .replace(/\bmessages\[\d+\](\.[\w[\]]+)*/g, 'input')
+    .replace(/\bthe messages\b/g, 'the input');
 }
 
 /**

@@ -116,6 +116,12 @@ describe('responses refused with the field named', () => {
     expect(answer.error.param).toBe(param);
   });
 
+  it('words the pipeline\'s messages in the Responses API\'s terms', async () => {
+    const { body } = await errorOf(await post({ model: 'mock-chat', input: 'x', max_output_tokens: 5000 }));
+    expect(body.error.message).toContain('max_output_tokens is too large');
+    expect(body.error.message).not.toContain('max_completion_tokens');
+  });
+
   it('an unknown model is 404, as on chat completions', async () => {
     const { status, body } = await errorOf(await post({ model: 'no-such-model', input: 'x' }));
     expect([status, body.error.code]).toEqual([404, 'model_not_found']);

@@ -20,7 +20,7 @@ import { IDEMPOTENCY_HEADER } from '../../idempotency/idempotency-key.js';
 import { elapsedMs } from '../request-timing.js';
 import { GatewayError } from '../../errors/index.js';
 import { ResponsesPresenter, type ResponsesStream } from '../../core/responses-presenter.js';
-import { chatRequestOfResponses, responsesParamOf } from '../../validation/responses-request.js';
+import { chatRequestOfResponses, responsesParamOf, responsesTermsOf } from '../../validation/responses-request.js';
 
 export interface ChatRouteDeps {
   readonly chat: ChatService;
@@ -67,8 +67,12 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
       return await handle(request, reply, controller, call, body, presenter);
     } catch (err) {
       // The pipeline names the chat request's fields; the caller sent a response request.
-      if (err instanceof GatewayError && err.param !== null && responsesParamOf(err.param) !== err.param) {
-        throw new GatewayError(err.code, err.message, { param: responsesParamOf(err.param), retryAfterSeconds: err.retryAfterSeconds, shouldRetry: err.shouldRetry, headers: err.headers, cause: err });
+      if (err instanceof GatewayError && err.status < 500) {
+        const param = responsesParamOf(err.param);
+        const message = responsesTermsOf(err.message);
+        if (param !== err.param || message !== err.message) {
+          throw new GatewayError(err.code, message, { param, retryAfterSeconds: err.retryAfterSeconds, shouldRetry: err.shouldRetry, headers: err.headers, cause: err });
+        }
       }
       throw err;
     }
