@@ -26,6 +26,7 @@ import { LimitPlans } from '../limits/plan.js';
 import { openLimiter, type OpenedLimiter } from '../limits/open-limiter.js';
 import { openBilling, type OpenedBilling } from '../billing/open-billing.js';
 import { openIdempotency, type OpenedIdempotency } from '../idempotency/open-idempotency.js';
+import { StoredResponses } from '../responses/stored-responses.js';
 import { buildHttpServer } from '../http/server.js';
 import { LoadShedder } from '../http/load-shedder.js';
 import { InFlightWork } from '../http/in-flight-work.js';
@@ -63,6 +64,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
   let billing: OpenedBilling | undefined;
   let idempotency: OpenedIdempotency | undefined;
   let media: Media | undefined;
+  let storedResponses: StoredResponses | undefined;
   let channel: RedisChannel<Invalidation> | undefined;
   let shedder: LoadShedder | undefined;
   try {
@@ -80,6 +82,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     billing = openBilling(config, store, logger);
     idempotency = await openIdempotency(config, store, logger);
     media = await openMedia(config, store, billing.credits, adapters, logger);
+    storedResponses = new StoredResponses(store, config.responses.retention_ms, logger);
     const plans = new LimitPlans(config.tiers);
     const router = new Router(config.models, adapters, config.routing);
     const metrics = config.metrics.enabled ? new GatewayMetrics(() => router.routes(), (id) => catalog.get(id) !== undefined) : null;
@@ -118,6 +121,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
       authenticator: new Authenticator(keys, tiers),
       catalog,
       chat,
+      responses: storedResponses,
       unary,
       assets: media.assets,
       files: media.files,
@@ -138,6 +142,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     const openBillingParts = billing;
     const openIdempotencyParts = idempotency;
     const openedMedia = media;
+    const openStoredResponses = storedResponses;
     const openChannel = channel;
     let closing: Promise<void> | undefined;
     return {
@@ -162,6 +167,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
           // After the settlements: claims are given back once their records are committed.
           await openIdempotencyParts.close();
           await openedMedia.close();
+          await openStoredResponses.close();
           await openLimits.close();
           await openChannel?.close();
           await Promise.allSettled([...openAdapters.values()].map((a) => a.close()));
@@ -177,6 +183,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     await billing?.close();
     await idempotency?.close();
     await media?.close();
+    await storedResponses?.close();
     await channel?.close();
     await store.close().catch(() => undefined);
     throw err;

@@ -261,6 +261,16 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    responses: Type.Object(
+      {
+        retention_ms: Type.Integer({
+          minimum: 60_000,
+          default: 86_400_000,
+          description: 'how long a Responses API response is kept for later requests that refer to its output items (item_reference)',
+        }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     usage: Type.Object(
       {
         retention_ms: Type.Optional(

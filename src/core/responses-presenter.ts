@@ -24,7 +24,7 @@ function echoOf(body: Record<string, unknown>): Record<string, unknown> {
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: null,
     reasoning: { effort: (body.reasoning as { effort?: unknown } | undefined)?.effort ?? null, summary: null },
-    store: false,
+    store: body.store !== false,
     temperature: body.temperature ?? null,
     text: body.text ?? { format: { type: 'text' } },
     tool_choice: body.tool_choice ?? 'auto',
@@ -55,10 +55,17 @@ function incompleteOf(finish: FinishReason | null): ResponseObject['incomplete_d
 export class ResponsesPresenter implements AnswerPresenter {
   private readonly base: string;
   private readonly echo: Record<string, unknown>;
+  /** The output of the response shown by `json`, for keeping. */
+  private shownOutput: ResponseOutputItem[] | null = null;
 
   constructor(requestId: string, body: Record<string, unknown>) {
     this.base = requestId.replace(/^req_/, '');
     this.echo = echoOf(body);
+  }
+
+  /** The output items of the response `json` showed, or null before it did. */
+  get output(): ResponseOutputItem[] | null {
+    return this.shownOutput;
   }
 
   get responseId(): string {
@@ -102,6 +109,7 @@ export class ResponsesPresenter implements AnswerPresenter {
     }
     calls.forEach((call: ToolCall, i) => output.push({ type: 'function_call', id: this.callId(i), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' }));
     const finish = choice?.finish_reason ?? null;
+    this.shownOutput = output;
     return JSON.stringify(this.response({ created: parsed.created, model: parsed.model, status: incompleteOf(finish) === null ? 'completed' : 'incomplete', finish, output, usage: parsed.usage }));
   }
 
@@ -144,6 +152,8 @@ export class ResponsesStream {
   private readonly done: ResponseOutputItem[] = [];
   private finish: FinishReason | null = null;
   private usage: Usage | null = null;
+  /** The final output items, once the response ended. */
+  output: ResponseOutputItem[] | null = null;
 
   constructor(private readonly presenter: ResponsesPresenter) {}
 
@@ -278,7 +288,8 @@ export class ResponsesStream {
       out += this.event('response.output_item.done', { output_index: open.outputIndex, item: open.item });
     }
     const incomplete = incompleteOf(this.finish) !== null;
-    const response = this.snapshot(incomplete ? 'incomplete' : 'completed', this.done.filter((item) => item !== undefined));
+    this.output = this.done.filter((item) => item !== undefined);
+    const response = this.snapshot(incomplete ? 'incomplete' : 'completed', this.output);
     out += this.event(incomplete ? 'response.incomplete' : 'response.completed', { response });
     return out;
   }

@@ -21,6 +21,7 @@ import { sendError } from './send-error.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../util/json-depth.js';
 import { accessLogFor } from './access-log.js';
 import { chatRoutes } from './routes/chat.js';
+import type { StoredResponses } from '../responses/stored-responses.js';
 import { unaryRoutes } from './routes/unary.js';
 import type { UnaryService } from '../core/unary-service.js';
 import { embeddingsOperation } from '../core/operations/embeddings.js';
@@ -54,6 +55,8 @@ export interface HttpServerDeps {
   authenticator: Authenticator;
   catalog: ModelCatalog;
   chat: ChatService;
+  /** Responses API responses kept for later references to their items. */
+  responses: StoredResponses;
   /** Every POST answered in one piece outside chat (embeddings, images). */
   unary: UnaryService;
   /** Generated files served under /v1/assets. */
@@ -175,7 +178,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     (v1, _opts, done) => {
       v1.addHook('preParsing', authHook(deps.authenticator));
       modelRoutes(v1, deps.catalog, deps.limits, accessLog);
-      chatRoutes(v1, { chat: deps.chat, logger, accessLog, work: deps.work, idempotency: deps.idempotency });
+      chatRoutes(v1, { chat: deps.chat, logger, accessLog, work: deps.work, idempotency: deps.idempotency, responses: deps.responses });
       const unaryDeps: UnaryRouteDeps = { service: deps.unary, logger, accessLog, work: deps.work, idempotency: deps.idempotency, publicUrl: deps.publicUrl, uploads: deps.uploads };
       unaryRoutes(
         v1,

@@ -192,6 +192,18 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(await store.getIdempotencyRecord('missing', now)).toBeUndefined();
     });
 
+    it('keeps Responses API responses for their account until they expire, and sweeps them', async () => {
+      const now = Date.now();
+      const response = { id: 'resp_1', accountId: 'm1', output: '[{"type":"message","id":"msg_1"}]', createdAt: now, expiresAt: now + 1_000 };
+      await store.putStoredResponse(response);
+      await store.putStoredResponse({ ...response, id: 'resp_2', expiresAt: now + 10 });
+      expect(await store.getStoredResponses('m1', ['resp_1', 'resp_2', 'resp_3'], now)).toEqual(expect.arrayContaining([response, { ...response, id: 'resp_2', expiresAt: now + 10 }]));
+      expect(await store.getStoredResponses('m2', ['resp_1'], now)).toEqual([]);
+      expect(await store.getStoredResponses('m1', ['resp_1', 'resp_2'], now + 500)).toEqual([response]);
+      expect(await store.deleteExpiredStoredResponses(now + 500, 10)).toBe(1);
+      expect(await store.getStoredResponses('m1', ['resp_2'], now)).toEqual([]);
+    });
+
     it('lets a binding (status 0) give way to a response, and never a response to a binding', async () => {
       const now = Date.now();
       const commit = (record: IdempotencyRecord) => store.commitSettlements([{ requestId: record.requestId, charge: null, releaseReservation: false, usage: null, idempotency: record }]);

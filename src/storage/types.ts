@@ -124,6 +124,17 @@ export interface IdempotencyRecord {
   expiresAt: number;
 }
 
+/** A response of the Responses API, kept for the output items later requests may refer to (`item_reference`). */
+export interface StoredResponse {
+  /** `resp_…` */
+  id: string;
+  accountId: string;
+  /** JSON text of the output items. */
+  output: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
 export interface CreditReservation {
   requestId: string;
   accountId: string;
@@ -280,6 +291,13 @@ export interface Store {
   usageSummary(query: UsageQuery): Promise<UsageRow[]>;
   /** Deletes at most `limit` of the account's usage records started before `before`; returns how many. */
   deleteUsageRecordsBefore(accountId: string, before: number, limit: number): Promise<number>;
+
+  /** Keeps a Responses API response's output items, for requests that refer to them. */
+  putStoredResponse(response: StoredResponse): Promise<void>;
+  /** The account's stored responses among `ids` that have not expired at `now`. */
+  getStoredResponses(accountId: string, ids: readonly string[], now: number): Promise<StoredResponse[]>;
+  /** Deletes stored responses expired at `now`, at most `limit`; returns how many. */
+  deleteExpiredStoredResponses(now: number, limit: number): Promise<number>;
 
   /** The recorded response of an Idempotency-Key, if any and not expired at `now`. */
   getIdempotencyRecord(id: string, now: number): Promise<IdempotencyRecord | undefined>;

@@ -1,13 +1,15 @@
 /**
  * A Responses API request (`POST /v1/responses`) turned into the chat completion request the
  * pipeline serves, checking what the chat validator cannot name in the caller's terms (`input`,
- * `instructions`, `text.format`, `tools[0].name`). What needs state Tollgate does not keep
- * (`previous_response_id`, stored items, `conversation`) and hosted tools (web search, file
- * search…) are refused with 400 naming the field; `store`, `include`, `truncation` and
- * `background: false` are accepted and have no effect (nothing is stored).
+ * `instructions`, `text.format`, `tools[0].name`). Items of earlier responses named by
+ * `item_reference` are looked up first (src/responses/stored-responses.ts) and handed in. What
+ * needs state Tollgate does not keep (`previous_response_id`, `conversation`, stored prompts) and
+ * hosted tools (web search, file search…) are refused with 400 naming the field; `include`,
+ * `truncation` and `background: false` are accepted and have no effect.
  */
 import { GatewayError } from '../errors/index.js';
 import type { ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../protocol/chat.js';
+import type { ResponseOutputItem } from '../protocol/responses.js';
 
 /** Fields passed to the chat request under the same name. */
 const SAME_NAME = ['model', 'temperature', 'top_p', 'user', 'service_tier', 'prompt_cache_key', 'prompt_cache_retention', 'safety_identifier'] as const;
@@ -33,7 +35,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-export function chatRequestOfResponses(body: unknown): ChatCompletionRequest {
+/** The ids of the items the request's input names by reference, to look up before translating it. */
+export function itemReferenceIds(body: unknown): string[] {
+  const input = isObject(body) ? body.input : undefined;
+  if (!Array.isArray(input)) return [];
+  return input.flatMap((item: unknown) => (isObject(item) && item.type === 'item_reference' && typeof item.id === 'string' ? [item.id] : []));
+}
+
+export function chatRequestOfResponses(body: unknown, referenced: ReadonlyMap<string, ResponseOutputItem> = new Map()): ChatCompletionRequest {
   if (!isObject(body)) throw new GatewayError('invalid_parameter', 'The request body must be a JSON object.', { param: null });
   for (const name of Object.keys(body)) {
     if (!KNOWN.has(name)) throw invalid(name, `Unknown parameter: ${name}.`);
@@ -44,7 +53,7 @@ export function chatRequestOfResponses(body: unknown): ChatCompletionRequest {
   if (body.background === true) throw invalid('background', 'background responses are not supported: Tollgate keeps no responses to poll.');
   if (body.max_tool_calls != null) throw invalid('max_tool_calls', 'max_tool_calls is not supported: the tools are your own functions, called by you.');
 
-  const request: ChatCompletionRequest = { model: body.model as string, messages: [...instructionsOf(body.instructions), ...messagesOf(body.input)] };
+  const request: ChatCompletionRequest = { model: body.model as string, messages: [...instructionsOf(body.instructions), ...messagesOf(body.input, referenced)] };
   const fields = request as Record<string, unknown>;
   for (const name of SAME_NAME) if (body[name] !== undefined && name !== 'model') fields[name] = body[name];
   if (body.max_output_tokens != null) request.max_completion_tokens = body.max_output_tokens as number;
@@ -76,13 +85,14 @@ function instructionsOf(instructions: unknown): ChatMessage[] {
   return instructions === '' ? [] : [{ role: 'system', content: instructions }];
 }
 
-function messagesOf(input: unknown): ChatMessage[] {
+function messagesOf(input: unknown, referenced: ReadonlyMap<string, ResponseOutputItem>): ChatMessage[] {
   if (typeof input === 'string') return [{ role: 'user', content: input }];
   if (!Array.isArray(input) || input.length === 0) throw invalid('input', 'input must be a string or a non-empty array of input items.');
   const messages: ChatMessage[] = [];
-  input.forEach((item: unknown, i) => {
+  input.forEach((given: unknown, i) => {
     const param = `input[${i}]`;
-    if (!isObject(item)) throw invalid(param, `${param} must be an object.`);
+    if (!isObject(given)) throw invalid(param, `${param} must be an object.`);
+    const item = given.type === 'item_reference' ? referencedItem(given, referenced, param) : given;
     const type = item.type ?? 'message';
     if (type === 'message') {
       messages.push(messageOf(item, param));
@@ -97,13 +107,22 @@ function messagesOf(input: unknown): ChatMessage[] {
       messages.push({ role: 'tool', tool_call_id: item.call_id, content: outputTextOf(item.output, `${param}.output`) });
     } else if (type === 'reasoning') {
       // A reasoning item handed back from an earlier response: chat completions have no place for it.
-    } else if (type === 'item_reference') {
-      throw invalid(param, `${param}: item references are not supported; Tollgate keeps no items. Send the item itself.`);
     } else {
       throw invalid(`${param}.type`, `${param}.type ${JSON.stringify(type)} is not supported (message, function_call, function_call_output).`);
     }
   });
   return messages;
+}
+
+/** An earlier response's output item, as the input item it stands for. */
+function referencedItem(reference: Record<string, unknown>, referenced: ReadonlyMap<string, ResponseOutputItem>, param: string): Record<string, unknown> {
+  const id = reference.id;
+  if (typeof id !== 'string' || id === '') throw invalid(`${param}.id`, `${param}.id must be the id of an output item.`);
+  const item = referenced.get(id);
+  if (item === undefined) {
+    throw invalid(`${param}.id`, `${param}.id: no item "${id.slice(0, 80)}" is kept for this account (responses are kept for responses.retention_ms, and not at all when sent with store: false). Send the item itself.`);
+  }
+  return item.type === 'message' ? { type: 'message', role: 'assistant', content: item.content } : { ...item };
 }
 
 function messageOf(item: Record<string, unknown>, param: string): ChatMessage {

@@ -14,6 +14,8 @@ let client: OpenAI;
 
 beforeAll(async () => {
   gw = await startGateway({
+    accounts: { acct: 'standard', other: 'standard' },
+    keys: { main: {}, other: { account: 'other' } },
     config: {
       providers: [{ id: 'mock', kind: 'mock' }, { id: 'breaks', kind: 'mock', mock: { error_after_chunks: 2 } }],
       models: [
@@ -74,6 +76,26 @@ describe('responses with the openai SDK', () => {
       input: [{ role: 'user', content: 'What is the weather?' }, call, { type: 'function_call_output', call_id: call.call_id, output: 'Sunny' }, { role: 'user', content: 'Thanks' }],
     });
     expect(second.output_text).toBe('This is a mock reply to: Thanks');
+  });
+
+  it('keeps a response, so that a later request may name its items; not with store: false, nor for another account', async () => {
+    const first = await client.responses.create({ model: 'mock-chat', input: 'Remember this' });
+    expect(first.store).toBe(true);
+    const said = first.output[0]!.id!;
+    const next = await client.responses.create({ model: 'mock-chat', input: [{ role: 'user', content: 'Remember this' }, { type: 'item_reference', id: said }, { role: 'user', content: 'And now' }] });
+    expect(next.output_text).toBe('This is a mock reply to: And now');
+
+    const unkept = await client.responses.create({ model: 'mock-chat', input: 'Forget this', store: false });
+    expect(unkept.store).toBe(false);
+    for (const [id, apiKey] of [[unkept.output[0]!.id!, gw.keys.main!], [said, gw.keys.other!]] as const) {
+      const res = await fetch(`${gw.baseURL}/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'mock-chat', input: [{ type: 'item_reference', id }] }),
+      });
+      const { status, body } = await errorOf(res);
+      expect([status, body.error.param]).toEqual([400, 'input[0].id']);
+    }
   });
 
   it('reports a stream that fails after it started as an error event the SDK raises', async () => {
@@ -144,6 +166,18 @@ describe('responses with the Vercel AI SDK (its OpenAI provider, as created by d
     for await (const delta of result.textStream) text += delta;
     expect(text).toBe('This is a mock reply to: Stream to me');
     expect((await result.usage).outputTokens).toBe(9);
+  });
+
+  it('carries a conversation on as the SDK sends it by default: earlier turns as references to kept items', async () => {
+    const first = await generateText({ model: provider()('mock-chat'), prompt: 'First question', maxRetries: 0 });
+    const second = await generateText({
+      model: provider()('mock-chat'),
+      messages: [{ role: 'user', content: 'First question' }, ...first.response.messages, { role: 'user', content: 'Second question' }],
+      maxRetries: 0,
+    });
+    expect(second.text).toBe('This is a mock reply to: Second question');
+    const sent = JSON.stringify(second.request.body);
+    expect(sent).toContain('item_reference');
   });
 
   it('calls a tool', async () => {

@@ -20,7 +20,9 @@ import { IDEMPOTENCY_HEADER } from '../../idempotency/idempotency-key.js';
 import { elapsedMs } from '../request-timing.js';
 import { GatewayError } from '../../errors/index.js';
 import { ResponsesPresenter, type ResponsesStream } from '../../core/responses-presenter.js';
-import { chatRequestOfResponses, responsesParamOf, responsesTermsOf } from '../../validation/responses-request.js';
+import { chatRequestOfResponses, itemReferenceIds, responsesParamOf, responsesTermsOf } from '../../validation/responses-request.js';
+import type { StoredResponses } from '../../responses/stored-responses.js';
+import type { ResponseOutputItem } from '../../protocol/responses.js';
 
 export interface ChatRouteDeps {
   readonly chat: ChatService;
@@ -28,6 +30,8 @@ export interface ChatRouteDeps {
   readonly accessLog: AccessLog;
   readonly work: InFlightWork;
   readonly idempotency: IdempotencyGuardDeps;
+  /** Responses kept for later references to their items. */
+  readonly responses: StoredResponses;
 }
 
 export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
@@ -61,10 +65,16 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
   }
 
   async function handleResponses(request: FastifyRequest, reply: FastifyReply, controller: Cancellation, call: IdempotentCall | null): Promise<FastifyReply | undefined> {
-    const body = chatRequestOfResponses(request.body);
+    const accountId = (request.principal as Principal).account.id;
+    const ids = itemReferenceIds(request.body);
+    const referenced = ids.length === 0 ? undefined : await deps.responses.items(accountId, ids);
+    const body = chatRequestOfResponses(request.body, referenced);
     const presenter = new ResponsesPresenter(request.id, request.body as Record<string, unknown>);
+    // Kept, as OpenAI keeps them, unless the caller says store: false; before the answer is sent,
+    // so that the caller's next request finds the items it refers to.
+    const keep = (request.body as { store?: unknown }).store === false ? null : (output: readonly ResponseOutputItem[]) => deps.responses.keep(accountId, presenter.responseId, output);
     try {
-      return await handle(request, reply, controller, call, body, presenter);
+      return await handle(request, reply, controller, call, body, presenter, keep);
     } catch (err) {
       // The pipeline names the chat request's fields; the caller sent a response request.
       if (err instanceof GatewayError && err.status < 500) {
@@ -85,6 +95,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
     call: IdempotentCall | null,
     body: unknown,
     presenter: ResponsesPresenter | null,
+    keep: ((output: readonly ResponseOutputItem[]) => Promise<void>) | null = null,
   ): Promise<FastifyReply | undefined> {
     const res = reply.raw;
     const model = (request.body as { model?: unknown } | null)?.model;
@@ -118,6 +129,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
       audit.completionTokens = outcome.usage?.completion_tokens;
       audit.upstreamFirstByteMs = outcome.upstreamMs;
       audit.overheadMs = elapsedMs(request, reply.elapsedTime) - outcome.upstreamMs;
+      if (keep !== null && presenter?.output != null) await keep(presenter.output);
       reply.headers(outcome.headers).header('x-request-id', request.id).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
       accessLog(reply, 200);
       return reply;
@@ -132,7 +144,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
     try {
       // The id first: a property added after a spread misses V8's inline caches (see billing/outcomeOf).
       res.writeHead(200, { 'x-request-id': request.id, ...SSE_HEADERS, ...outcome.headers });
-      const frames = presenter === null ? outcome.frames : shown(outcome.frames, presenter.stream());
+      const frames = presenter === null ? outcome.frames : shown(outcome.frames, presenter.stream(), keep);
       completed = await writeFrames(res, frames, controller.signal, call !== null);
     } catch (err) {
       logger.error({ err, request_id: request.id }, 'stream relay failed');
@@ -151,10 +163,15 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
   }
 }
 
-/** Chat frames shown as Responses events, as they come. */
-async function* shown(frames: AsyncIterable<string>, stream: ResponsesStream): AsyncGenerator<string> {
+/** Chat frames shown as Responses events, as they come; the final output kept before the last events go out. */
+async function* shown(frames: AsyncIterable<string>, stream: ResponsesStream, keep: ((output: readonly ResponseOutputItem[]) => Promise<void>) | null): AsyncGenerator<string> {
+  let kept = false;
   for await (const chat of frames) {
     const events = stream.push(chat);
+    if (keep !== null && !kept && stream.output !== null) {
+      kept = true;
+      await keep(stream.output);
+    }
     if (events !== '') yield events;
   }
 }

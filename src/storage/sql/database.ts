@@ -124,6 +124,16 @@ export interface MigrationsLock {
   id: Generated<number>;
 }
 
+/** A response of the Responses API kept so that later requests may refer to its output items. */
+export interface StoredResponsesTable {
+  id: string;
+  account_id: string;
+  /** JSON text of the response's output items. */
+  output: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -134,4 +144,5 @@ export interface Database {
   assets: AssetsTable;
   files: FilesTable;
   video_jobs: VideoJobsTable;
+  stored_responses: StoredResponsesTable;
 }

@@ -156,4 +156,17 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('video_jobs_due').on('video_jobs').columns(['status', 'next_poll_at']).execute();
     },
   },
+  '0006_stored_responses': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('stored_responses')
+        .addColumn('id', 'varchar(64)', (c) => c.primaryKey())
+        .addColumn('account_id', 'varchar(128)', (c) => c.notNull())
+        .addColumn('output', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('stored_responses_expires_at').on('stored_responses').column('expires_at').execute();
+    },
+  },
 };

@@ -30,6 +30,7 @@ import type {
   NewLedgerEntry,
   ReservationResult,
   Settlement,
+  StoredResponse,
   Store,
   UsageQuery,
   UsageRow,
@@ -367,6 +368,27 @@ export class SqlStore implements Store {
     // to write on every request), so the old rows are found without reading the table.
     const old = this.db.selectFrom('usage_records').select('request_id').where('account_id', '=', accountId).where('started_at', '<', before).limit(limit);
     const result = await this.db.deleteFrom('usage_records').where('request_id', 'in', old).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  async putStoredResponse(response: StoredResponse): Promise<void> {
+    await this.db
+      .insertInto('stored_responses')
+      .values({ id: response.id, account_id: response.accountId, output: response.output, created_at: response.createdAt, expires_at: response.expiresAt })
+      // A request resent under its Idempotency-Key and run again keeps one response under its id.
+      .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ output: eb.ref('excluded.output'), created_at: eb.ref('excluded.created_at'), expires_at: eb.ref('excluded.expires_at') })))
+      .execute();
+  }
+
+  async getStoredResponses(accountId: string, ids: readonly string[], now: number): Promise<StoredResponse[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.selectFrom('stored_responses').selectAll().where('id', 'in', [...ids]).where('account_id', '=', accountId).where('expires_at', '>', now).execute();
+    return rows.map((row) => ({ id: row.id, accountId: row.account_id, output: row.output, createdAt: Number(row.created_at), expiresAt: Number(row.expires_at) }));
+  }
+
+  async deleteExpiredStoredResponses(now: number, limit: number): Promise<number> {
+    const expired = this.db.selectFrom('stored_responses').select('id').where('expires_at', '<=', now).limit(limit);
+    const result = await this.db.deleteFrom('stored_responses').where('id', 'in', expired).executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 
