@@ -80,13 +80,13 @@ describe('responses with the openai SDK', () => {
 
   it('keeps a response, so that a later request may name its items; not with store: false, nor for another account', async () => {
     const first = await client.responses.create({ model: 'mock-chat', input: 'Remember this' });
-    expect(first.store).toBe(true);
+    expect((first as unknown as { store: boolean }).store).toBe(true);
     const said = first.output[0]!.id!;
     const next = await client.responses.create({ model: 'mock-chat', input: [{ role: 'user', content: 'Remember this' }, { type: 'item_reference', id: said }, { role: 'user', content: 'And now' }] });
     expect(next.output_text).toBe('This is a mock reply to: And now');
 
     const unkept = await client.responses.create({ model: 'mock-chat', input: 'Forget this', store: false });
-    expect(unkept.store).toBe(false);
+    expect((unkept as unknown as { store: boolean }).store).toBe(false);
     for (const [id, apiKey] of [[unkept.output[0]!.id!, gw.keys.main!], [said, gw.keys.other!]] as const) {
       const res = await fetch(`${gw.baseURL}/responses`, {
         method: 'POST',

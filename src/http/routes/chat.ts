@@ -57,7 +57,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
       } finally {
         forget?.();
         forgetStream?.();
-        await call?.finish();
+        if (call !== null) await call.finish();
       }
     } finally {
       work.end();

@@ -82,7 +82,7 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
           return await handle(request, reply, operation, controller, call);
         } finally {
           forget?.();
-          await call?.finish();
+          if (call !== null) await call.finish();
         }
       } finally {
         await form?.discard();
