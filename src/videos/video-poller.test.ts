@@ -133,6 +133,33 @@ describe('VideoPoller', () => {
     expect(await statusOf(job.id)).toBe('in_progress');
   });
 
+  it('does not give a job up when a download that outlasted give_up_after_ms stalls once: the upstream answered just before', async () => {
+    const job = await jobOn('up');
+    async function* stallsLate(ref: VideoJobRef): AsyncIterable<Uint8Array> {
+      for (let i = 0; i < 8; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        yield new Uint8Array(100);
+      }
+      await hang(ref);
+    }
+    const content = (ref: VideoJobRef): Promise<VideoContent> => Promise.resolve({ contentType: 'video/mp4', body: stallsLate(ref) });
+    startPoller({ up: adapterOf('up', { content }) }, { giveUpAfterMs: 200, idleTimeoutMs: 100 });
+    await until(async () => (await store.getVideoJob(job.id))!.pollFailures >= 1, 4_000);
+    expect(await store.getVideoJob(job.id)).toMatchObject({ status: 'in_progress', errorCode: null });
+  });
+
+  it('stops a download at close and gives the lease back, the job neither failed nor counted as a failure', async () => {
+    const job = await jobOn('up');
+    const content = (ref: VideoJobRef): Promise<VideoContent> => Promise.resolve({ contentType: 'video/mp4', body: abortable(chunks(100, 50), ref) });
+    const poller = startPoller({ up: adapterOf('up', { content }) });
+    await until(async () => (await store.getVideoJob(job.id))!.leaseOwner === poller.owner, 2_000);
+    await new Promise((r) => setTimeout(r, 150));
+    const started = Date.now();
+    await poller.close();
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(await store.getVideoJob(job.id)).toMatchObject({ status: 'in_progress', leaseOwner: null, pollFailures: 0 });
+  });
+
   it('keeps its lease through a download longer than the lease: no other instance downloads the video again', async () => {
     const job = await jobOn('up');
     let downloads = 0;

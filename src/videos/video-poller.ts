@@ -52,6 +52,8 @@ export class VideoPoller {
     private readonly settings: PollerSettings,
     private readonly logger: Logger,
   ) {
+    // Every poll under way listens for the close.
+    this.stopping.setMaxListeners(MAX_POLLS + 1);
     this.rounds = new PeriodicTask(() => this.pollDue(), settings.pollIntervalMs, (err) => this.logger.warn({ err }, 'could not poll video jobs; trying again next round'));
   }
 
@@ -84,8 +86,15 @@ export class VideoPoller {
       await this.fail(job, 'provider_unavailable', `The provider "${job.provider}" of this job is no longer configured for video.`);
       return;
     }
+    // Leased as the gateway began to close: given back for another instance, or the next start.
+    if (this.stopping.aborted) {
+      await this.releaseLease(job);
+      return;
+    }
     const call = new Cancellation();
     let lost = false;
+    /** When the upstream last answered about the job (or sent bytes of its video): giving up counts from then. */
+    let answeredAt = job.updatedAt;
     const abort = (): void => call.abort(new GatewayError('upstream_timeout', 'The video poll took too long.'));
     const timeout = setTimeout(abort, this.settings.callTimeoutMs);
     const renewal = setInterval(() => {
@@ -102,6 +111,7 @@ export class VideoPoller {
     const ref: VideoJobRef = { upstreamId: job.upstreamId, upstreamModel: job.upstreamModel, signal: call };
     try {
       const upstream = await videos.retrieve(ref);
+      answeredAt = Date.now();
       if (upstream.status === 'failed') {
         await this.fail(job, upstream.error?.code ?? 'video_generation_failed', upstream.error?.message ?? 'The upstream provider could not generate the video.');
       } else if (upstream.status === 'completed') {
@@ -109,7 +119,7 @@ export class VideoPoller {
         // The bytes have started: from here on only a silence ends the download, however big the video.
         clearTimeout(timeout);
         const stalled = (): void => call.abort(new GatewayError('upstream_timeout', `The video download sent nothing for ${this.settings.idleTimeoutMs} ms.`));
-        const body = untilSilent(content.body, this.settings.idleTimeoutMs, stalled);
+        const body = untilSilent(content.body, this.settings.idleTimeoutMs, stalled, () => (answeredAt = Date.now()));
         const asset = await this.assets.saveStream(job.accountId, job.requestId, body, content.contentType || 'video/mp4', this.settings.maxBytes);
         const now = Date.now();
         const done = await this.update(job, { status: 'completed', progress: 100, assetId: asset.id, completedAt: now });
@@ -119,8 +129,11 @@ export class VideoPoller {
         await this.update(job, { status: upstream.status, progress: Math.min(99, Math.max(job.progress, Math.round(upstream.progress))) });
       }
     } catch (err) {
-      // A job cancelled meanwhile is finished with; one taken over is another instance's now.
-      if (!lost) await this.pollFailed(job, err);
+      // A job cancelled meanwhile is finished with; one taken over is another instance's now; one
+      // cut by the gateway's close is for the next poller, not a failure of its upstream.
+      if (lost) return;
+      if (this.stopping.aborted) await this.releaseLease(job);
+      else await this.pollFailed(job, err, answeredAt);
     } finally {
       clearTimeout(timeout);
       clearInterval(renewal);
@@ -133,7 +146,12 @@ export class VideoPoller {
     return this.store.updateVideoJob(job.id, { leaseUntil: Date.now() + this.settings.leaseMs }, IN_FLIGHT, { ifLeaseOwner: this.owner });
   }
 
-  private async pollFailed(job: VideoJobRecord, err: unknown): Promise<void> {
+  /** Gives the lease back, the job due at once: for a poll the gateway's close cut short. */
+  private async releaseLease(job: VideoJobRecord): Promise<void> {
+    await this.store.updateVideoJob(job.id, { nextPollAt: Date.now(), leaseOwner: null, leaseUntil: null }, IN_FLIGHT, { ifLeaseOwner: this.owner });
+  }
+
+  private async pollFailed(job: VideoJobRecord, err: unknown, answeredAt: number): Promise<void> {
     if (err instanceof BlobTooLargeError) {
       await this.fail(job, 'video_too_large', `The finished video is over the limit of ${this.settings.maxBytes} bytes (videos.max_bytes).`);
       return;
@@ -145,7 +163,7 @@ export class VideoPoller {
       return;
     }
     const failures = job.pollFailures + 1;
-    if (Date.now() - job.updatedAt > this.settings.giveUpAfterMs) {
+    if (Date.now() - answeredAt > this.settings.giveUpAfterMs) {
       await this.fail(job, 'upstream_unreachable', `The upstream provider could not be asked about this job for ${Math.round(this.settings.giveUpAfterMs / 1000)} s: ${error.message}`);
       return;
     }
@@ -189,7 +207,7 @@ export class VideoPoller {
  * The body as it comes; `onSilence` once the upstream takes `ms` to send a chunk. Only the wait for
  * the upstream counts, not the time the blob store takes to write a chunk (as for streams).
  */
-async function* untilSilent(body: AsyncIterable<Uint8Array>, ms: number, onSilence: () => void): AsyncIterable<Uint8Array> {
+async function* untilSilent(body: AsyncIterable<Uint8Array>, ms: number, onSilence: () => void, onChunk: () => void): AsyncIterable<Uint8Array> {
   const chunks = body[Symbol.asyncIterator]();
   let finished = false;
   try {
@@ -205,6 +223,7 @@ async function* untilSilent(body: AsyncIterable<Uint8Array>, ms: number, onSilen
         finished = true;
         return;
       }
+      onChunk();
       yield next.value;
     }
   } finally {
