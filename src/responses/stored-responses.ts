@@ -11,10 +11,13 @@ import type { Store } from '../storage/types.js';
 import type { ResponseOutputItem } from '../protocol/responses.js';
 import { PeriodicTask } from '../util/periodic-task.js';
 import { storeUnavailable } from '../storage/store-unavailable.js';
+import { GatewayError } from '../errors/index.js';
 
 const SWEEP_EVERY_MS = 3_600_000;
 const SWEEP_BATCH = 1_000;
 const ITEM_ID = /^(?:msg|fc)_([0-9a-f]{32})(?:_\d+)?$/;
+/** Earlier responses one request may refer to: a conversation of this many turns is far beyond any context window. */
+export const MAX_REFERENCED_RESPONSES = 1_000;
 
 /** The id of the response an output item came from, or undefined for an id Tollgate did not make. */
 export function responseIdOfItem(itemId: string): string | undefined {
@@ -51,6 +54,9 @@ export class StoredResponses {
     const responseIds = [...new Set(itemIds.map(responseIdOfItem).filter((id): id is string => id !== undefined))];
     const found = new Map<string, ResponseOutputItem>();
     if (responseIds.length === 0) return found;
+    if (responseIds.length > MAX_REFERENCED_RESPONSES) {
+      throw new GatewayError('invalid_parameter', `input refers to items of ${responseIds.length} responses; at most ${MAX_REFERENCED_RESPONSES} may be referred to in one request.`, { param: 'input' });
+    }
     const responses = await this.store.getStoredResponses(accountId, responseIds, Date.now()).catch((err: unknown) => {
       throw storeUnavailable(err);
     });
