@@ -327,12 +327,17 @@ class StreamTally {
     const knownPrompt = final ? usage.prompt_tokens : usage?.prompt_tokens;
     admission.settle({ tokens: (knownPrompt ?? bound.prompt) + completion, failed: this.failed });
     let record = null;
+    let binding: Promise<void> | null = null;
     if (end !== undefined && this.transcript !== null && recorder !== null) {
       const sent = this.transcript.join('') + end.frame;
       record = recorder.recordFor(200, SSE_CONTENT_HEADERS, present === null ? sent : present.transcript(sent), end);
+      // Nothing to replay (a retryable error frame): the key's binding is committed, and its claim
+      // given back, before the last frame goes out, so that the caller's immediate resend runs.
+      if (record === null) binding = recorder.finish();
     }
     const outcome = outcomeOf(servedBy, { promptTokens: knownPrompt ?? estimateMessagesTokens(request.messages), completionTokens: completion, charged: !this.failed, status: 200, record });
-    this.settled = billing.settle(billed, hold, outcome, true);
+    const charged = billing.settle(billed, hold, outcome, true);
+    this.settled = binding === null ? charged : Promise.all([charged, binding]).then(() => undefined);
     return this.settled;
   }
 }

@@ -32,6 +32,7 @@ const BASE_CONFIG = {
     { id: 'broken', kind: 'mock', mock: { fail_status: 500 } },
     { id: 'picky', kind: 'mock', mock: { fail_status: 400, fail_message: 'bad field', faulty_requests: 1 } },
     { id: 'crashy', kind: 'mock', mock: { crash: true, faulty_requests: 1 } },
+    { id: 'cuts', kind: 'mock', mock: { error_after_chunks: 2 } },
     // Never reached: the adapter refuses what it cannot translate before sending anything.
     { id: 'claude', kind: 'anthropic', base_url: 'http://127.0.0.1:9/v1', api_key: 'sk-ant-unused' },
   ],
@@ -43,6 +44,7 @@ const BASE_CONFIG = {
     model('picky-chat', [{ provider: 'picky', model: 'p' }]),
     model('crashy-chat', [{ provider: 'crashy', model: 'c' }]),
     model('claude-chat', [{ provider: 'claude', model: 'claude-haiku' }]),
+    model('cut-chat', [{ provider: 'cuts', model: 'x' }]),
   ],
   tiers: {
     standard: { models: ['*'], endpoints: ['*'] },
@@ -365,6 +367,19 @@ describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
     // Now recorded: replayed.
     const replayed = await post(gw, body, { 'idempotency-key': key });
     expect([replayed.status, isReplay(replayed)]).toEqual([200, true]);
+  });
+
+  it('lets the immediate resend of a stream that ended in a retryable error frame run, not meet the key in use', async () => {
+    for (let i = 0; i < 5; i++) {
+      const key = newKey();
+      const body = chatBody('cut-chat', 'one two three four five six', { stream: true });
+      const first = await post(gw, body, { 'idempotency-key': key });
+      expect(first.text).toContain('"error"');
+      const resent = await post(gw, body, { 'idempotency-key': key });
+      // It runs (the gateway may route it away from the route that just failed it: a 503 here).
+      expect(resent.status === 409 ? errorCode(resent) : 'ran').toBe('ran');
+      expect(isReplay(resent)).toBe(false);
+    }
   });
 
   it('counts a replay against requests per minute, and against nothing else', async () => {
