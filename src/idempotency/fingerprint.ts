@@ -20,6 +20,15 @@ export function requestFingerprint(method: string, path: string, body: unknown):
   return createHash('sha256').update(`${method.toUpperCase()} ${path}\n`).update(canonicalJson(body)).digest('hex');
 }
 
+/**
+ * The id of a key's binding (a request that left nothing to replay): apart from the record's own
+ * id, so that an instance of an earlier version, which knows no bindings, never reads one as a
+ * response to replay.
+ */
+export function bindingRecordId(recordId: string): string {
+  return createHash('sha256').update('binding\n').update(recordId).digest('hex');
+}
+
 /** The record's id: the account and the key, so that two accounts' keys never meet. */
 export function idempotencyRecordId(accountId: string, key: string): string {
   return createHash('sha256').update(accountId).update('\n').update(key).digest('hex');

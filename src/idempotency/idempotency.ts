@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { GatewayError, toGatewayError } from '../errors/index.js';
 import { BINDING_STATUS, type IdempotencyRecord, type Store } from '../storage/types.js';
 import type { IdempotencyClaims } from './claims.js';
-import { idempotencyRecordId } from './fingerprint.js';
+import { bindingRecordId, idempotencyRecordId } from './fingerprint.js';
 import { IdempotentCall, type PendingRecord } from './idempotent-call.js';
 import { PeriodicTask } from '../util/periodic-task.js';
 
@@ -49,8 +49,8 @@ export class Idempotency {
   async start(accountId: string, key: string, fingerprint: string, requestId: string): Promise<IdempotencyStart> {
     const id = idempotencyRecordId(accountId, key);
     const recorded = await this.lookup(id);
-    if (recorded !== undefined && recorded.status !== BINDING_STATUS) return replayOf(recorded, fingerprint);
-    if (recorded !== undefined && recorded.fingerprint !== fingerprint) throw reused(recorded.requestId);
+    if (recorded !== undefined) return replayOf(recorded, fingerprint);
+    await this.checkBinding(id, fingerprint);
     const claim = await this.claims.claim(id, { fingerprint, requestId });
     if (!claim.claimed) {
       if (claim.holder.fingerprint !== fingerprint) throw reused(claim.holder.requestId);
@@ -61,15 +61,17 @@ export class Idempotency {
         shouldRetry: true,
       });
     }
-    // It may have finished between the lookup and the claim (its holder gave the claim back).
+    // It may have finished between the lookup and the claim (its holder gave the claim back),
+    // leaving a record or a binding.
     let finished: IdempotencyRecord | undefined;
     try {
       finished = await this.lookup(id);
+      if (finished === undefined) await this.checkBinding(id, fingerprint);
     } catch (err) {
       await this.claims.release(id, requestId);
       throw err;
     }
-    if (finished !== undefined && (finished.status !== BINDING_STATUS || finished.fingerprint !== fingerprint)) {
+    if (finished !== undefined) {
       await this.claims.release(id, requestId);
       return replayOf(finished, fingerprint);
     }
@@ -91,6 +93,12 @@ export class Idempotency {
     } finally {
       pending.settled();
     }
+  }
+
+  /** 409 when the key is bound to another request that left nothing to replay. */
+  private async checkBinding(id: string, fingerprint: string): Promise<void> {
+    const binding = await this.lookup(bindingRecordId(id));
+    if (binding !== undefined && binding.status === BINDING_STATUS && binding.fingerprint !== fingerprint) throw reused(binding.requestId);
   }
 
   private async lookup(id: string): Promise<IdempotencyRecord | undefined> {

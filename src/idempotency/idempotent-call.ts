@@ -8,6 +8,7 @@
 import { envelopeJson, errorHeaders, type GatewayError } from '../errors/index.js';
 import { BINDING_STATUS, type IdempotencyRecord } from '../storage/types.js';
 import type { IdempotencyClaims } from './claims.js';
+import { bindingRecordId } from './fingerprint.js';
 
 /**
  * Outcomes a resend should not get back, but run again: the statuses the specification calls
@@ -110,7 +111,7 @@ export class IdempotentCall {
   private binding(): PendingRecord {
     const now = Date.now();
     const record: IdempotencyRecord = {
-      id: this.id, accountId: this.accountId, fingerprint: this.fingerprint, requestId: this.requestId,
+      id: bindingRecordId(this.id), accountId: this.accountId, fingerprint: this.fingerprint, requestId: this.requestId,
       status: BINDING_STATUS, headers: {}, body: Buffer.alloc(0), createdAt: now, expiresAt: now + this.lifetimeMs,
     };
     return { record, settled: () => undefined };

@@ -103,7 +103,10 @@ export interface Settlement {
  * The finished response of a request sent with an Idempotency-Key, replayed to identical resends
  * until it expires. Its id is derived from the account and the key, so accounts never share one.
  */
-/** The status of a record that binds a key to its request's fingerprint and holds no response (replaceable by one). */
+/**
+ * The status of a record that binds a key to its request's fingerprint and holds no response. It
+ * is kept under an id of its own (bindingRecordId), and a later binding of the key replaces it.
+ */
 export const BINDING_STATUS = 0;
 
 export interface IdempotencyRecord {

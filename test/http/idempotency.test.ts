@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import { startGateway, type HarnessOptions, type RunningGateway } from '../support/gateway-harness.js';
+import { bindingRecordId, idempotencyRecordId } from '../../src/idempotency/fingerprint.js';
 import { REDIS_URL, clearPrefix, redisAvailable, uniquePrefix } from '../support/redis.js';
 import { freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
 
@@ -353,6 +354,11 @@ describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
     expect(errorCode(corrected)).toBe('idempotency_key_reused');
     const fresh = await post(gw, chatBody(), { 'idempotency-key': newKey() });
     expect(fresh.status).toBe(200);
+    // The binding lives apart from the key's record: an instance of an earlier version, which
+    // reads only the record, never replays a binding as a response.
+    const id = idempotencyRecordId('acct', key);
+    expect(await gw.gateway.store.getIdempotencyRecord(id, Date.now())).toBeUndefined();
+    expect(await gw.gateway.store.getIdempotencyRecord(bindingRecordId(id), Date.now())).toMatchObject({ status: 0, body: Buffer.alloc(0) });
   });
 
   it('binds the key to a request whose retryable failure was not recorded: the same request runs again and may succeed', async () => {

@@ -227,7 +227,7 @@ export class SqlStore implements Store {
                 created_at: eb.ref('excluded.created_at'),
                 expires_at: eb.ref('excluded.expires_at'),
               }))
-              // A binding (status 0) gives way to the response of its request's next run.
+              // A binding (status 0) gives way to the key's next binding.
               .where((eb) => eb.or([eb('idempotency_records.expires_at', '<=', eb.ref('excluded.created_at')), eb('idempotency_records.status', '=', BINDING_STATUS)])),
           )
           .execute();
