@@ -22,7 +22,7 @@ function echoOf(body: Record<string, unknown>): Record<string, unknown> {
     max_output_tokens: body.max_output_tokens ?? null,
     metadata: body.metadata ?? {},
     parallel_tool_calls: body.parallel_tool_calls ?? true,
-    previous_response_id: null,
+    previous_response_id: typeof body.previous_response_id === 'string' ? body.previous_response_id : null,
     reasoning: { effort: (body.reasoning as { effort?: unknown } | undefined)?.effort ?? null, summary: null },
     store: body.store !== false,
     temperature: body.temperature ?? null,
@@ -55,17 +55,17 @@ function incompleteOf(finish: FinishReason | null): ResponseObject['incomplete_d
 export class ResponsesPresenter implements AnswerPresenter {
   private readonly base: string;
   private readonly echo: Record<string, unknown>;
-  /** The output of the response shown by `json`, for keeping. */
-  private shownOutput: ResponseOutputItem[] | null = null;
+  /** The response shown by `json`, for keeping. */
+  private shownResponse: ResponseObject | null = null;
 
   constructor(requestId: string, body: Record<string, unknown>) {
     this.base = requestId.replace(/^req_/, '');
     this.echo = echoOf(body);
   }
 
-  /** The output items of the response `json` showed, or null before it did. */
-  get output(): ResponseOutputItem[] | null {
-    return this.shownOutput;
+  /** The response `json` showed, or null before it did. */
+  get shown(): ResponseObject | null {
+    return this.shownResponse;
   }
 
   get responseId(): string {
@@ -109,8 +109,8 @@ export class ResponsesPresenter implements AnswerPresenter {
     }
     calls.forEach((call: ToolCall, i) => output.push({ type: 'function_call', id: this.callId(i), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' }));
     const finish = choice?.finish_reason ?? null;
-    this.shownOutput = output;
-    return JSON.stringify(this.response({ created: parsed.created, model: parsed.model, status: incompleteOf(finish) === null ? 'completed' : 'incomplete', finish, output, usage: parsed.usage }));
+    this.shownResponse = this.response({ created: parsed.created, model: parsed.model, status: incompleteOf(finish) === null ? 'completed' : 'incomplete', finish, output, usage: parsed.usage });
+    return JSON.stringify(this.shownResponse);
   }
 
   transcript(frames: string): string {
@@ -152,8 +152,8 @@ export class ResponsesStream {
   private readonly done: ResponseOutputItem[] = [];
   private finish: FinishReason | null = null;
   private usage: Usage | null = null;
-  /** The final output items, once the response ended. */
-  output: ResponseOutputItem[] | null = null;
+  /** The final response, once it ended. */
+  response: ResponseObject | null = null;
 
   constructor(private readonly presenter: ResponsesPresenter) {}
 
@@ -288,8 +288,8 @@ export class ResponsesStream {
       out += this.event('response.output_item.done', { output_index: open.outputIndex, item: open.item });
     }
     const incomplete = incompleteOf(this.finish) !== null;
-    this.output = this.done.filter((item) => item !== undefined);
-    const response = this.snapshot(incomplete ? 'incomplete' : 'completed', this.output);
+    const response = this.snapshot(incomplete ? 'incomplete' : 'completed', this.done.filter((item) => item !== undefined));
+    this.response = response;
     out += this.event(incomplete ? 'response.incomplete' : 'response.completed', { response });
     return out;
   }

@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   bad_http_request: { status: 400, message: 'The HTTP request could not be parsed.' },
   upstream_rejected_request: { status: 400, message: 'The upstream provider rejected the request as invalid.' },
   invalid_idempotency_key: { status: 400, message: 'The Idempotency-Key header must be one token or one quoted string of 1 to 255 characters.' },
+  previous_response_not_found: { status: 400, message: 'The response named by previous_response_id, or one earlier in its conversation, is not kept: send the whole conversation in input.' },
   request_exceeds_token_limit: { status: 400, message: "The request may use more tokens than the key's tokens-per-minute limit allows at all." },
 
   // 401: who is calling is unknown.
@@ -45,6 +46,7 @@ export const ERROR_CODES = {
   asset_not_found: { status: 404, message: 'No asset has this id.' },
   file_not_found: { status: 404, message: 'No uploaded file has this id.' },
   video_not_found: { status: 404, message: 'No video job has this id.' },
+  response_not_found: { status: 404, message: 'No kept response has this id.' },
 
   // 408
   generation_timeout: { status: 408, message: 'The generation exceeded the time budget for this request.' },

@@ -21,6 +21,7 @@ import { sendError } from './send-error.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../util/json-depth.js';
 import { accessLogFor } from './access-log.js';
 import { chatRoutes } from './routes/chat.js';
+import { responseRoutes } from './routes/responses.js';
 import type { StoredResponses } from '../responses/stored-responses.js';
 import { unaryRoutes } from './routes/unary.js';
 import type { UnaryService } from '../core/unary-service.js';
@@ -179,6 +180,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
       v1.addHook('preParsing', authHook(deps.authenticator));
       modelRoutes(v1, deps.catalog, deps.limits, accessLog);
       chatRoutes(v1, { chat: deps.chat, logger, accessLog, work: deps.work, idempotency: deps.idempotency, responses: deps.responses });
+      responseRoutes(v1, deps.responses, accessLog);
       const unaryDeps: UnaryRouteDeps = { service: deps.unary, logger, accessLog, work: deps.work, idempotency: deps.idempotency, publicUrl: deps.publicUrl, uploads: deps.uploads };
       unaryRoutes(
         v1,

@@ -1,7 +1,7 @@
 /**
  * OpenAI's Responses API (`POST /v1/responses`), the shapes Tollgate serves: a request is turned
- * into a chat completion request, and the completion (or its stream) back into a response. Only
- * what needs no stored state: no `previous_response_id`, no stored items, no hosted tools.
+ * into a chat completion request, and the completion (or its stream) back into a response. Function
+ * tools only: no hosted tools.
  */
 
 export interface ResponseOutputText {

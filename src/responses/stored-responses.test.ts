@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../storage/open-store.js';
 import { createLogger } from '../logging/logger.js';
 import type { Store } from '../storage/types.js';
+import type { ResponseObject } from '../protocol/responses.js';
 import { MAX_REFERENCED_RESPONSES, StoredResponses, responseIdOfItem } from './stored-responses.js';
 
 let store: Store;
@@ -16,6 +17,15 @@ afterEach(async () => {
 });
 
 const hex = '0123456789abcdef0123456789abcdef';
+const idOf = (n: number): string => n.toString(16).padStart(32, '0');
+const user = (content: string) => ({ type: 'message', role: 'user', content });
+
+function responseOf(digits: string, text: string): ResponseObject {
+  return {
+    id: `resp_${digits}`, object: 'response', created_at: 1, status: 'completed', error: null, incomplete_details: null, model: 'm', usage: null,
+    output: [{ type: 'message', id: `msg_${digits}`, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }],
+  };
+}
 
 describe('StoredResponses', () => {
   it('finds the response of an item by the digits in its id', () => {
@@ -26,10 +36,51 @@ describe('StoredResponses', () => {
   });
 
   it('gives back the kept items of the account, and nothing of another', async () => {
-    const output = [{ type: 'message' as const, id: `msg_${hex}`, status: 'completed' as const, role: 'assistant' as const, content: [{ type: 'output_text' as const, text: 'Hi', annotations: [] }] }];
-    await responses.keep('a', `resp_${hex}`, output);
-    expect([...(await responses.items('a', [`msg_${hex}`, 'msg_other'])).values()]).toEqual(output);
+    const kept = responseOf(hex, 'Hi');
+    await responses.keep('a', { response: kept, input: [], previousResponseId: null });
+    expect([...(await responses.items('a', [`msg_${hex}`, 'msg_other'])).values()]).toEqual(kept.output);
     expect((await responses.items('b', [`msg_${hex}`])).size).toBe(0);
+  });
+
+  it('gives back a kept response as it was shown, to its account only, until deleted', async () => {
+    const kept = responseOf(hex, 'Hi');
+    await responses.keep('a', { response: kept, input: [], previousResponseId: null });
+    expect(JSON.parse((await responses.get('a', `resp_${hex}`)) ?? 'null')).toEqual(kept);
+    expect(await responses.get('b', `resp_${hex}`)).toBeUndefined();
+    expect(await responses.delete('b', `resp_${hex}`)).toBe(false);
+    expect(await responses.delete('a', `resp_${hex}`)).toBe(true);
+    expect(await responses.get('a', `resp_${hex}`)).toBeUndefined();
+    expect(await responses.delete('a', `resp_${hex}`)).toBe(false);
+  });
+
+  it('rebuilds a conversation oldest first: each response\'s input, then its output', async () => {
+    const [one, two] = [idOf(1), idOf(2)];
+    await responses.keep('a', { response: responseOf(one, 'Paris.'), input: [user('Capital of France?')], previousResponseId: null });
+    await responses.keep('a', { response: responseOf(two, 'About 2 million.'), input: [user('Its population?')], previousResponseId: `resp_${one}` });
+    expect(await responses.conversation('a', `resp_${two}`)).toEqual([
+      user('Capital of France?'),
+      ...responseOf(one, 'Paris.').output,
+      user('Its population?'),
+      ...responseOf(two, 'About 2 million.').output,
+    ]);
+    await expect(responses.conversation('b', `resp_${two}`)).rejects.toMatchObject({ status: 400, code: 'previous_response_not_found', param: 'previous_response_id' });
+  });
+
+  it('refuses a conversation with a response missing in it, naming the missing one', async () => {
+    const [one, two] = [idOf(1), idOf(2)];
+    await responses.keep('a', { response: responseOf(one, 'Paris.'), input: [user('Capital of France?')], previousResponseId: null });
+    await responses.keep('a', { response: responseOf(two, 'About 2 million.'), input: [user('Its population?')], previousResponseId: `resp_${one}` });
+    await responses.delete('a', `resp_${one}`);
+    const refused = responses.conversation('a', `resp_${two}`);
+    await expect(refused).rejects.toMatchObject({ status: 400, code: 'previous_response_not_found', param: 'previous_response_id' });
+    await expect(refused).rejects.toThrow(`resp_${one}`);
+  });
+
+  it('refuses to continue a response kept without its input (by an earlier version)', async () => {
+    const now = Date.now();
+    await store.putStoredResponse({ id: `resp_${hex}`, accountId: 'a', output: '[]', response: null, input: null, previousResponseId: null, createdAt: now, expiresAt: now + 60_000 });
+    await expect(responses.conversation('a', `resp_${hex}`)).rejects.toMatchObject({ code: 'previous_response_not_found' });
+    expect(await responses.get('a', `resp_${hex}`)).toBeUndefined();
   });
 
   it('refuses a request that refers to more responses than the cap with a 400 naming input', async () => {

@@ -194,7 +194,7 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
 
     it('keeps Responses API responses for their account until they expire, and sweeps them', async () => {
       const now = Date.now();
-      const response = { id: 'resp_1', accountId: 'm1', output: '[{"type":"message","id":"msg_1"}]', createdAt: now, expiresAt: now + 1_000 };
+      const response = { id: 'resp_1', accountId: 'm1', output: '[{"type":"message","id":"msg_1"}]', response: '{"id":"resp_1"}', input: '[]', previousResponseId: null, createdAt: now, expiresAt: now + 1_000 };
       await store.putStoredResponse(response);
       await store.putStoredResponse({ ...response, id: 'resp_2', expiresAt: now + 10 });
       expect(await store.getStoredResponses('m1', ['resp_1', 'resp_2', 'resp_3'], now)).toEqual(expect.arrayContaining([response, { ...response, id: 'resp_2', expiresAt: now + 10 }]));
@@ -202,6 +202,30 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(await store.getStoredResponses('m1', ['resp_1', 'resp_2'], now + 500)).toEqual([response]);
       expect(await store.deleteExpiredStoredResponses(now + 500, 10)).toBe(1);
       expect(await store.getStoredResponses('m1', ['resp_2'], now)).toEqual([]);
+    });
+
+    it('walks a conversation of kept responses newest first, stopping at what is not the account\'s, expired or missing', async () => {
+      const now = Date.now();
+      const kept = (id: string, previousResponseId: string | null, fields: { accountId?: string; expiresAt?: number } = {}) => ({
+        id, accountId: fields.accountId ?? 'm1', output: '[]', response: null, input: `["${id}"]`, previousResponseId, createdAt: now, expiresAt: fields.expiresAt ?? now + 1_000,
+      });
+      for (const response of [kept('c1', null), kept('c2', 'c1'), kept('c3', 'c2'), kept('c4', 'c3'), kept('x1', 'c4', { accountId: 'm2' }), kept('e1', null, { expiresAt: now + 10 }), kept('e2', 'e1'), kept('g2', 'gone')]) {
+        await store.putStoredResponse(response);
+      }
+      expect((await store.getStoredResponseChain('m1', 'c4', now, 100)).map((r) => r.id)).toEqual(['c4', 'c3', 'c2', 'c1']);
+      expect(await store.getStoredResponseChain('m1', 'c2', now, 100)).toEqual([kept('c2', 'c1'), kept('c1', null)]);
+      expect((await store.getStoredResponseChain('m1', 'c4', now, 2)).map((r) => r.id)).toEqual(['c4', 'c3']);
+      expect(await store.getStoredResponseChain('m1', 'x1', now, 100)).toEqual([]);
+      expect((await store.getStoredResponseChain('m2', 'x1', now, 100)).map((r) => r.id)).toEqual(['x1']);
+      expect((await store.getStoredResponseChain('m1', 'e2', now + 500, 100)).map((r) => r.id)).toEqual(['e2']);
+      expect((await store.getStoredResponseChain('m1', 'g2', now, 100)).map((r) => r.id)).toEqual(['g2']);
+      expect(await store.getStoredResponseChain('m1', 'nothing', now, 100)).toEqual([]);
+
+      expect(await store.deleteStoredResponse('m2', 'c3', now)).toBe(false);
+      expect(await store.deleteStoredResponse('m1', 'e1', now + 500)).toBe(false);
+      expect(await store.deleteStoredResponse('m1', 'c3', now)).toBe(true);
+      expect(await store.deleteStoredResponse('m1', 'c3', now)).toBe(false);
+      expect((await store.getStoredResponseChain('m1', 'c4', now, 100)).map((r) => r.id)).toEqual(['c4']);
     });
 
     it('lets a binding (status 0) give way to a response, and never a response to a binding', async () => {

@@ -127,13 +127,23 @@ export interface IdempotencyRecord {
   expiresAt: number;
 }
 
-/** A response of the Responses API, kept for the output items later requests may refer to (`item_reference`). */
+/**
+ * A response of the Responses API, kept for the output items later requests may refer to
+ * (`item_reference`), for the conversations that continue it (`previous_response_id`) and for
+ * `GET /v1/responses/{id}`.
+ */
 export interface StoredResponse {
   /** `resp_…` */
   id: string;
   accountId: string;
   /** JSON text of the output items. */
   output: string;
+  /** JSON text of the whole response as shown; null for a response kept by an earlier version. */
+  response: string | null;
+  /** JSON text of the request's own input items, references resolved; null for a response kept by an earlier version. */
+  input: string | null;
+  /** The response this one continued, if any. */
+  previousResponseId: string | null;
   createdAt: number;
   expiresAt: number;
 }
@@ -299,6 +309,13 @@ export interface Store {
   putStoredResponse(response: StoredResponse): Promise<void>;
   /** The account's stored responses among `ids` that have not expired at `now`. */
   getStoredResponses(accountId: string, ids: readonly string[], now: number): Promise<StoredResponse[]>;
+  /**
+   * The account's response `id` and the ones it continued, newest first, at most `limit`: the
+   * walk stops at the first one that is not the account's, has expired at `now` or does not exist.
+   */
+  getStoredResponseChain(accountId: string, id: string, now: number, limit: number): Promise<StoredResponse[]>;
+  /** Deletes the account's stored response; returns whether it existed (and had not expired at `now`). */
+  deleteStoredResponse(accountId: string, id: string, now: number): Promise<boolean>;
   /** Deletes stored responses expired at `now`, at most `limit`; returns how many. */
   deleteExpiredStoredResponses(now: number, limit: number): Promise<number>;
 

@@ -2,10 +2,11 @@
  * A Responses API request (`POST /v1/responses`) turned into the chat completion request the
  * pipeline serves, checking what the chat validator cannot name in the caller's terms (`input`,
  * `instructions`, `text.format`, `tools[0].name`). Items of earlier responses named by
- * `item_reference` are looked up first (src/responses/stored-responses.ts) and handed in. What
- * needs state Tollgate does not keep (`previous_response_id`, `conversation`, stored prompts) and
- * hosted tools (web search, file search…) are refused with 400 naming the field; `include`,
- * `truncation` and `background: false` are accepted and have no effect.
+ * `item_reference`, and the conversation `previous_response_id` continues, are looked up first
+ * (src/responses/stored-responses.ts) and handed in. What needs state Tollgate does not keep
+ * (`conversation`, stored prompts) and hosted tools (web search, file search…) are refused with
+ * 400 naming the field; `include`, `truncation` and `background: false` are accepted and have no
+ * effect.
  */
 import { GatewayError } from '../errors/index.js';
 import type { ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ResponseFormat, ToolCall, ToolChoice } from '../protocol/chat.js';
@@ -21,11 +22,10 @@ const SAME_NAME = ['model', 'temperature', 'top_p', 'user', 'service_tier', 'pro
 const IGNORED = new Set(['store', 'include', 'truncation', 'stream_options', 'metadata', 'context_management', 'moderation', 'prompt_cache_options']);
 /** Fields that need state or features Tollgate does not have. */
 const UNSUPPORTED: Record<string, string> = {
-  previous_response_id: 'Tollgate keeps no responses: send the whole conversation in input.',
   conversation: 'Tollgate keeps no conversations: send the whole conversation in input.',
   prompt: 'Stored prompts are not supported: send instructions and input.',
 };
-const KNOWN = new Set<string>([...SAME_NAME, ...IGNORED, ...Object.keys(UNSUPPORTED), 'input', 'instructions', 'max_output_tokens', 'tools', 'tool_choice', 'text', 'reasoning', 'stream', 'background', 'max_tool_calls', 'parallel_tool_calls', 'top_logprobs']);
+const KNOWN = new Set<string>([...SAME_NAME, ...IGNORED, ...Object.keys(UNSUPPORTED), 'input', 'instructions', 'previous_response_id', 'max_output_tokens', 'tools', 'tool_choice', 'text', 'reasoning', 'stream', 'background', 'max_tool_calls', 'parallel_tool_calls', 'top_logprobs']);
 
 function invalid(param: string, message: string): GatewayError {
   return new GatewayError('invalid_parameter', message, { param });
@@ -42,7 +42,31 @@ export function itemReferenceIds(body: unknown): string[] {
   return input.flatMap((item: unknown) => (isObject(item) && item.type === 'item_reference' && typeof item.id === 'string' ? [item.id] : []));
 }
 
-export function chatRequestOfResponses(body: unknown, referenced: ReadonlyMap<string, ResponseOutputItem> = new Map()): ChatCompletionRequest {
+/** The response the request continues, if it names one; checked for type only (the store says whether it is kept). */
+export function previousResponseIdOf(body: unknown): string | null {
+  const id = isObject(body) ? body.previous_response_id : undefined;
+  if (id == null) return null;
+  if (typeof id !== 'string' || id === '') throw invalid('previous_response_id', 'previous_response_id must be the id of an earlier response (resp_…).');
+  return id;
+}
+
+/**
+ * The request's input as the items a later request continuing it will be sent again: a string is
+ * a user message, and references are replaced by the items they name. Called once the request has
+ * been translated, so everything in it is known to be valid.
+ */
+export function inputItemsOf(body: unknown, referenced: ReadonlyMap<string, ResponseOutputItem> = new Map()): unknown[] {
+  const input = isObject(body) ? body.input : undefined;
+  if (typeof input === 'string') return [{ type: 'message', role: 'user', content: input }];
+  if (!Array.isArray(input)) return [];
+  return input.map((item: unknown, i) => (isObject(item) && item.type === 'item_reference' ? referencedItem(item, referenced, `input[${i}]`) : item));
+}
+
+/**
+ * `history`: the items of the conversation the request continues (previous_response_id), oldest
+ * first, sent before its input.
+ */
+export function chatRequestOfResponses(body: unknown, referenced: ReadonlyMap<string, ResponseOutputItem> = new Map(), history: readonly unknown[] = []): ChatCompletionRequest {
   if (!isObject(body)) throw new GatewayError('invalid_parameter', 'The request body must be a JSON object.', { param: null });
   for (const name of Object.keys(body)) {
     if (!KNOWN.has(name)) throw invalid(name, `Unknown parameter: ${name}.`);
@@ -53,7 +77,10 @@ export function chatRequestOfResponses(body: unknown, referenced: ReadonlyMap<st
   if (body.background === true) throw invalid('background', 'background responses are not supported: Tollgate keeps no responses to poll.');
   if (body.max_tool_calls != null) throw invalid('max_tool_calls', 'max_tool_calls is not supported: the tools are your own functions, called by you.');
 
-  const request: ChatCompletionRequest = { model: body.model as string, messages: [...instructionsOf(body.instructions), ...messagesOf(body.input, referenced)] };
+  const messages = instructionsOf(body.instructions);
+  if (history.length > 0) addHistory(messages, history);
+  addMessages(messages, body.input, referenced);
+  const request: ChatCompletionRequest = { model: body.model as string, messages };
   const fields = request as Record<string, unknown>;
   for (const name of SAME_NAME) if (body[name] !== undefined && name !== 'model') fields[name] = body[name];
   if (body.max_output_tokens != null) request.max_completion_tokens = body.max_output_tokens as number;
@@ -85,12 +112,28 @@ function instructionsOf(instructions: unknown): ChatMessage[] {
   return instructions === '' ? [] : [{ role: 'system', content: instructions }];
 }
 
-function messagesOf(input: unknown, referenced: ReadonlyMap<string, ResponseOutputItem>): ChatMessage[] {
-  if (typeof input === 'string') return [{ role: 'user', content: input }];
-  if (!Array.isArray(input) || input.length === 0) throw invalid('input', 'input must be a string or a non-empty array of input items.');
-  const messages: ChatMessage[] = [];
+/**
+ * The kept conversation's items, as messages. They were checked when first sent; one that cannot be
+ * sent again (an item kept by a version that took what this one refuses) names the conversation.
+ */
+function addHistory(messages: ChatMessage[], history: readonly unknown[]): void {
+  try {
+    addMessages(messages, history, new Map(), 'previous_response_id');
+  } catch (err) {
+    if (!(err instanceof GatewayError)) throw err;
+    throw invalid('previous_response_id', `The conversation of previous_response_id holds an item that cannot be sent again (${err.message}); send the whole conversation in input.`);
+  }
+}
+
+/** Appends the input's items as chat messages (onto the conversation so far, so that calls of one turn merge into one assistant message). */
+function addMessages(messages: ChatMessage[], input: unknown, referenced: ReadonlyMap<string, ResponseOutputItem>, name = 'input'): void {
+  if (typeof input === 'string') {
+    messages.push({ role: 'user', content: input });
+    return;
+  }
+  if (!Array.isArray(input) || input.length === 0) throw invalid(name, `${name} must be a string or a non-empty array of input items.`);
   input.forEach((given: unknown, i) => {
-    const param = `input[${i}]`;
+    const param = `${name}[${i}]`;
     if (!isObject(given)) throw invalid(param, `${param} must be an object.`);
     const item = given.type === 'item_reference' ? referencedItem(given, referenced, param) : given;
     const type = item.type ?? 'message';
@@ -111,7 +154,6 @@ function messagesOf(input: unknown, referenced: ReadonlyMap<string, ResponseOutp
       throw invalid(`${param}.type`, `${param}.type ${JSON.stringify(type)} is not supported (message, function_call, function_call_output).`);
     }
   });
-  return messages;
 }
 
 /** An earlier response's output item, as the input item it stands for. */

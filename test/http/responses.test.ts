@@ -8,17 +8,21 @@ import OpenAI from 'openai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, jsonSchema, streamText, tool } from 'ai';
 import { errorOf, startGateway, type RunningGateway } from '../support/gateway-harness.js';
+import { FAKE_DEFAULT_REPLY, FAKE_OPENAI_KEY, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server.js';
 
 let gw: RunningGateway;
 let client: OpenAI;
+let upstream: FakeOpenAI;
 
 beforeAll(async () => {
+  upstream = await startFakeOpenAI();
   gw = await startGateway({
     accounts: { acct: 'standard', other: 'standard' },
     keys: { main: {}, other: { account: 'other' } },
     config: {
-      providers: [{ id: 'mock', kind: 'mock' }, { id: 'breaks', kind: 'mock', mock: { error_after_chunks: 2 } }],
+      providers: [{ id: 'mock', kind: 'mock' }, { id: 'breaks', kind: 'mock', mock: { error_after_chunks: 2 } }, { id: 'oai', kind: 'openai', base_url: upstream.url, api_key: FAKE_OPENAI_KEY }],
       models: [
+        { id: 'gpt-test', capabilities: ['chat', 'streaming', 'tools'], context_window: 8192, routes: [{ provider: 'oai', model: 'gpt-4o-mini' }] },
         { id: 'mock-chat', capabilities: ['chat', 'streaming', 'tools', 'json_mode'], context_window: 4096, max_output_tokens: 100, routes: [{ provider: 'mock', model: 'm' }] },
         { id: 'breaks', capabilities: ['chat', 'streaming'], context_window: 4096, routes: [{ provider: 'breaks', model: 'm' }] },
       ],
@@ -26,7 +30,10 @@ beforeAll(async () => {
   });
   client = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.keys.main!, maxRetries: 0 });
 });
-afterAll(() => gw.close());
+afterAll(async () => {
+  await gw.close();
+  await upstream.close();
+});
 
 const post = (body: unknown, headers: Record<string, string> = {}) =>
   fetch(`${gw.baseURL}/responses`, {
@@ -122,11 +129,104 @@ describe('responses with the openai SDK', () => {
   });
 });
 
+describe('kept responses: previous_response_id, retrieve and delete', () => {
+  /** The messages the upstream was last sent. */
+  const lastSent = () => upstream.requests[upstream.requests.length - 1]?.body.messages as unknown[];
+
+  it('continues a conversation by previous_response_id: the upstream gets every earlier turn, without the earlier instructions', async () => {
+    const first = await client.responses.create({ model: 'gpt-test', instructions: 'Be brief.', input: 'Capital of France?' });
+    const second = await client.responses.create({ model: 'gpt-test', previous_response_id: first.id, input: [{ role: 'user', content: [{ type: 'input_text', text: 'Its population?' }] }] });
+    expect(second.previous_response_id).toBe(first.id);
+    expect(lastSent()).toEqual([
+      { role: 'user', content: 'Capital of France?' },
+      { role: 'assistant', content: FAKE_DEFAULT_REPLY },
+      { role: 'user', content: [{ type: 'text', text: 'Its population?' }] },
+    ]);
+
+    // Streamed, with instructions of its own, and a store: false turn may still continue a kept one.
+    const stream = await client.responses.create({ model: 'gpt-test', previous_response_id: second.id, instructions: 'Answer in French.', input: 'And its river?', stream: true, store: false });
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) if (event.type === 'response.completed') completed = event.response;
+    expect(completed?.previous_response_id).toBe(second.id);
+    expect(lastSent()).toEqual([
+      { role: 'system', content: 'Answer in French.' },
+      { role: 'user', content: 'Capital of France?' },
+      { role: 'assistant', content: FAKE_DEFAULT_REPLY },
+      { role: 'user', content: [{ type: 'text', text: 'Its population?' }] },
+      { role: 'assistant', content: FAKE_DEFAULT_REPLY },
+      { role: 'user', content: 'And its river?' },
+    ]);
+    const { status, body } = await errorOf(await post({ model: 'gpt-test', previous_response_id: completed?.id, input: 'More' }));
+    expect([status, body.error.code, body.error.param]).toEqual([400, 'previous_response_not_found', 'previous_response_id']);
+  });
+
+  it('continues a conversation through a function call and its output', async () => {
+    upstream.behave({ kind: 'tool_call' });
+    const tools: OpenAI.Responses.Tool[] = [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: {} }, strict: false }];
+    let first: OpenAI.Responses.Response;
+    try {
+      first = await client.responses.create({ model: 'gpt-test', input: 'Weather in Paris?', tools });
+    } finally {
+      upstream.behave({ kind: 'ok' });
+    }
+    const call = first.output.find((o) => o.type === 'function_call');
+    if (call?.type !== 'function_call') throw new Error('no call');
+    const next = await client.responses.create({ model: 'gpt-test', previous_response_id: first.id, tools, input: [{ type: 'function_call_output', call_id: call.call_id, output: 'Sunny' }] });
+    expect(next.output_text).toBe(FAKE_DEFAULT_REPLY);
+    expect(lastSent()).toEqual([
+      { role: 'user', content: 'Weather in Paris?' },
+      { role: 'assistant', content: null, tool_calls: [{ id: call.call_id, type: 'function', function: { name: call.name, arguments: call.arguments } }] },
+      { role: 'tool', tool_call_id: call.call_id, content: 'Sunny' },
+    ]);
+  });
+
+  it('gives a kept response back as it was answered, streamed or not, and forgets it when deleted', async () => {
+    const answered = await client.responses.create({ model: 'mock-chat', input: 'Keep me', metadata: { topic: 'tests' } });
+    expect(await client.responses.retrieve(answered.id)).toEqual(answered);
+
+    const stream = await client.responses.create({ model: 'mock-chat', input: 'Keep me streamed', stream: true });
+    let completed: OpenAI.Responses.Response | undefined;
+    for await (const event of stream) if (event.type === 'response.completed') completed = event.response;
+    expect(await client.responses.retrieve(completed!.id)).toEqual({ ...completed, output_text: 'This is a mock reply to: Keep me streamed' });
+
+    const deleted = await fetch(`${gw.baseURL}/responses/${answered.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${gw.keys.main}` } });
+    expect(deleted.status).toBe(200);
+    expect(deleted.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(await deleted.json()).toEqual({ id: answered.id, object: 'response', deleted: true });
+    await expect(client.responses.retrieve(answered.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await expect(client.responses.delete(answered.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    const { status, body } = await errorOf(await post({ model: 'mock-chat', previous_response_id: answered.id, input: 'Again' }));
+    expect([status, body.error.code]).toEqual([400, 'previous_response_not_found']);
+  });
+
+  it('keeps nothing sent with store: false, and shows nothing to another account', async () => {
+    const unkept = await client.responses.create({ model: 'mock-chat', input: 'Not kept', store: false });
+    const kept = await client.responses.create({ model: 'mock-chat', input: 'Kept' });
+    const other = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.keys.other!, maxRetries: 0 });
+    for (const [who, id] of [[client, unkept.id], [other, kept.id]] as const) {
+      const res = await fetch(`${gw.baseURL}/responses/${id}`, { headers: { authorization: `Bearer ${who.apiKey}` } });
+      const { status, body } = await errorOf(res);
+      expect([status, body.error.code, body.error.type]).toEqual([404, 'response_not_found', 'not_found_error']);
+      await expect(who.responses.delete(id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    }
+    const { status, body } = await errorOf(
+      await fetch(`${gw.baseURL}/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gw.keys.other}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'mock-chat', previous_response_id: kept.id, input: 'Steal' }),
+      }),
+    );
+    expect([status, body.error.code]).toEqual([400, 'previous_response_not_found']);
+    expect(await client.responses.retrieve(kept.id)).toEqual(kept);
+  });
+});
+
 describe('responses refused with the field named', () => {
   it.each([
     ['an unknown field', { model: 'mock-chat', input: 'x', frobnicate: 1 }, 'frobnicate'],
     ['no input', { model: 'mock-chat' }, 'input'],
-    ['a stored response to continue', { model: 'mock-chat', input: 'x', previous_response_id: 'resp_1' }, 'previous_response_id'],
+    ['a response to continue that is not an id', { model: 'mock-chat', input: 'x', previous_response_id: 7 }, 'previous_response_id'],
+    ['a conversation, which Tollgate does not keep', { model: 'mock-chat', input: 'x', conversation: 'conv_1' }, 'conversation'],
     ['a hosted tool', { model: 'mock-chat', input: 'x', tools: [{ type: 'web_search' }] }, 'tools[0].type'],
     ['an item of an unknown type', { model: 'mock-chat', input: [{ type: 'computer_call_output' }] }, 'input[0].type'],
     ['a bad image part', { model: 'mock-chat', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1' }] }] }, 'input[0].content[0].image_url'],

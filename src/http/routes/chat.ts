@@ -20,9 +20,12 @@ import { IDEMPOTENCY_HEADER } from '../../idempotency/idempotency-key.js';
 import { elapsedMs } from '../request-timing.js';
 import { GatewayError } from '../../errors/index.js';
 import { ResponsesPresenter, type ResponsesStream } from '../../core/responses-presenter.js';
-import { chatRequestOfResponses, itemReferenceIds, responsesParamOf, responsesTermsOf } from '../../validation/responses-request.js';
+import { chatRequestOfResponses, inputItemsOf, itemReferenceIds, previousResponseIdOf, responsesParamOf, responsesTermsOf } from '../../validation/responses-request.js';
 import type { StoredResponses } from '../../responses/stored-responses.js';
-import type { ResponseOutputItem } from '../../protocol/responses.js';
+import type { ResponseObject } from '../../protocol/responses.js';
+
+/** Keeps the response shown, before the answer's end goes out. */
+type Keep = (response: ResponseObject) => Promise<void>;
 
 export interface ChatRouteDeps {
   readonly chat: ChatService;
@@ -30,7 +33,7 @@ export interface ChatRouteDeps {
   readonly accessLog: AccessLog;
   readonly work: InFlightWork;
   readonly idempotency: IdempotencyGuardDeps;
-  /** Responses kept for later references to their items. */
+  /** Responses kept for later requests that refer to them. */
   readonly responses: StoredResponses;
 }
 
@@ -68,11 +71,14 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
     const accountId = (request.principal as Principal).account.id;
     const ids = itemReferenceIds(request.body);
     const referenced = ids.length === 0 ? undefined : await deps.responses.items(accountId, ids);
-    const body = chatRequestOfResponses(request.body, referenced);
+    const previousResponseId = previousResponseIdOf(request.body);
+    const history = previousResponseId === null ? undefined : await deps.responses.conversation(accountId, previousResponseId);
+    const body = chatRequestOfResponses(request.body, referenced, history);
     const presenter = new ResponsesPresenter(request.id, request.body as Record<string, unknown>);
     // Kept, as OpenAI keeps them, unless the caller says store: false; before the answer is sent,
-    // so that the caller's next request finds the items it refers to.
-    const keep = (request.body as { store?: unknown }).store === false ? null : (output: readonly ResponseOutputItem[]) => deps.responses.keep(accountId, presenter.responseId, output);
+    // so that the caller's next request finds the response it refers to.
+    const input = inputItemsOf(request.body, referenced);
+    const keep: Keep | null = (request.body as { store?: unknown }).store === false ? null : (response) => deps.responses.keep(accountId, { response, input, previousResponseId });
     try {
       return await handle(request, reply, controller, call, body, presenter, keep);
     } catch (err) {
@@ -95,7 +101,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
     call: IdempotentCall | null,
     body: unknown,
     presenter: ResponsesPresenter | null,
-    keep: ((output: readonly ResponseOutputItem[]) => Promise<void>) | null = null,
+    keep: Keep | null = null,
   ): Promise<FastifyReply | undefined> {
     const res = reply.raw;
     const model = (request.body as { model?: unknown } | null)?.model;
@@ -129,7 +135,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
       audit.completionTokens = outcome.usage?.completion_tokens;
       audit.upstreamFirstByteMs = outcome.upstreamMs;
       audit.overheadMs = elapsedMs(request, reply.elapsedTime) - outcome.upstreamMs;
-      if (keep !== null && presenter?.output != null) await keep(presenter.output);
+      if (keep !== null && presenter?.shown != null) await keep(presenter.shown);
       reply.headers(outcome.headers).header('x-request-id', request.id).header('content-type', 'application/json; charset=utf-8').send(outcome.body);
       accessLog(reply, 200);
       return reply;
@@ -163,14 +169,14 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
   }
 }
 
-/** Chat frames shown as Responses events, as they come; the final output kept before the last events go out. */
-async function* shown(frames: AsyncIterable<string>, stream: ResponsesStream, keep: ((output: readonly ResponseOutputItem[]) => Promise<void>) | null): AsyncGenerator<string> {
+/** Chat frames shown as Responses events, as they come; the final response kept before the last events go out. */
+async function* shown(frames: AsyncIterable<string>, stream: ResponsesStream, keep: Keep | null): AsyncGenerator<string> {
   let kept = false;
   for await (const chat of frames) {
     const events = stream.push(chat);
-    if (keep !== null && !kept && stream.output !== null) {
+    if (keep !== null && !kept && stream.response !== null) {
       kept = true;
-      await keep(stream.output);
+      await keep(stream.response);
     }
     if (events !== '') yield events;
   }

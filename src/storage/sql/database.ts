@@ -130,6 +130,11 @@ export interface StoredResponsesTable {
   account_id: string;
   /** JSON text of the response's output items. */
   output: string;
+  /** JSON text of the whole response; null in rows kept before migration 0007. */
+  response: string | null;
+  /** JSON text of the request's own input items; null in rows kept before migration 0007. */
+  input: string | null;
+  previous_response_id: string | null;
   created_at: number;
   expires_at: number;
 }

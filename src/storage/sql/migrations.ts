@@ -169,4 +169,12 @@ export const migrations: Record<string, Migration> = {
       await db.schema.createIndex('stored_responses_expires_at').on('stored_responses').column('expires_at').execute();
     },
   },
+  // What previous_response_id and GET /v1/responses/{id} need besides the output items.
+  '0007_stored_response_conversations': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('stored_responses').addColumn('response', 'text').execute();
+      await db.schema.alterTable('stored_responses').addColumn('input', 'text').execute();
+      await db.schema.alterTable('stored_responses').addColumn('previous_response_id', 'varchar(64)').execute();
+    },
+  },
 };

@@ -372,18 +372,48 @@ export class SqlStore implements Store {
   }
 
   async putStoredResponse(response: StoredResponse): Promise<void> {
+    const row = storedResponseRow(response);
     await this.db
       .insertInto('stored_responses')
-      .values({ id: response.id, account_id: response.accountId, output: response.output, created_at: response.createdAt, expires_at: response.expiresAt })
+      .values(row)
       // A request resent under its Idempotency-Key and run again keeps one response under its id.
-      .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ output: eb.ref('excluded.output'), created_at: eb.ref('excluded.created_at'), expires_at: eb.ref('excluded.expires_at') })))
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet((eb) => ({
+          output: eb.ref('excluded.output'),
+          response: eb.ref('excluded.response'),
+          input: eb.ref('excluded.input'),
+          previous_response_id: eb.ref('excluded.previous_response_id'),
+          created_at: eb.ref('excluded.created_at'),
+          expires_at: eb.ref('excluded.expires_at'),
+        })),
+      )
       .execute();
   }
 
   async getStoredResponses(accountId: string, ids: readonly string[], now: number): Promise<StoredResponse[]> {
     if (ids.length === 0) return [];
     const rows = await this.db.selectFrom('stored_responses').selectAll().where('id', 'in', [...ids]).where('account_id', '=', accountId).where('expires_at', '>', now).execute();
-    return rows.map((row) => ({ id: row.id, accountId: row.account_id, output: row.output, createdAt: Number(row.created_at), expiresAt: Number(row.expires_at) }));
+    return rows.map(storedResponseOf);
+  }
+
+  async getStoredResponseChain(accountId: string, id: string, now: number, limit: number): Promise<StoredResponse[]> {
+    // One round trip for the whole conversation, however long: a recursive query, which SQLite
+    // and PostgreSQL both run. `depth` orders it and bounds it.
+    const { rows } = await sql<Selectable<Database['stored_responses']> & { depth: number }>`
+      with recursive chain (id, previous_response_id, depth) as (
+        select id, previous_response_id, 0 from stored_responses
+          where id = ${id} and account_id = ${accountId} and expires_at > ${now}
+        union all
+        select s.id, s.previous_response_id, chain.depth + 1 from stored_responses s join chain on s.id = chain.previous_response_id
+          where s.account_id = ${accountId} and s.expires_at > ${now} and chain.depth + 1 < ${limit}
+      )
+      select s.*, chain.depth from chain join stored_responses s on s.id = chain.id order by chain.depth`.execute(this.db);
+    return rows.map(storedResponseOf);
+  }
+
+  async deleteStoredResponse(accountId: string, id: string, now: number): Promise<boolean> {
+    const result = await this.db.deleteFrom('stored_responses').where('id', '=', id).where('account_id', '=', accountId).where('expires_at', '>', now).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
   }
 
   async deleteExpiredStoredResponses(now: number, limit: number): Promise<number> {
@@ -510,4 +540,30 @@ export class SqlStore implements Store {
   async close(): Promise<void> {
     await this.db.destroy();
   }
+}
+
+function storedResponseRow(response: StoredResponse): Database['stored_responses'] {
+  return {
+    id: response.id,
+    account_id: response.accountId,
+    output: response.output,
+    response: response.response,
+    input: response.input,
+    previous_response_id: response.previousResponseId,
+    created_at: response.createdAt,
+    expires_at: response.expiresAt,
+  };
+}
+
+function storedResponseOf(row: Selectable<Database['stored_responses']>): StoredResponse {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    output: row.output,
+    response: row.response,
+    input: row.input,
+    previousResponseId: row.previous_response_id,
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+  };
 }
