@@ -38,8 +38,8 @@ describe('StoredResponses', () => {
   it('gives back the kept items of the account, and nothing of another', async () => {
     const kept = responseOf(hex, 'Hi');
     await responses.keep('a', { response: kept, input: [], previousResponseId: null });
-    expect([...(await responses.items('a', [`msg_${hex}`, 'msg_other'])).values()]).toEqual(kept.output);
-    expect((await responses.items('b', [`msg_${hex}`])).size).toBe(0);
+    expect([...(await responses.items('a', [`msg_${hex}`, 'msg_other'])).value.values()]).toEqual(kept.output);
+    expect((await responses.items('b', [`msg_${hex}`])).value.size).toBe(0);
   });
 
   it('gives back a kept response as it was shown, to its account only, until deleted', async () => {
@@ -57,12 +57,10 @@ describe('StoredResponses', () => {
     const [one, two] = [idOf(1), idOf(2)];
     await responses.keep('a', { response: responseOf(one, 'Paris.'), input: [user('Capital of France?')], previousResponseId: null });
     await responses.keep('a', { response: responseOf(two, 'About 2 million.'), input: [user('Its population?')], previousResponseId: `resp_${one}` });
-    expect(await responses.conversation('a', `resp_${two}`)).toEqual([
-      user('Capital of France?'),
-      ...responseOf(one, 'Paris.').output,
-      user('Its population?'),
-      ...responseOf(two, 'About 2 million.').output,
-    ]);
+    const { value, bytes } = await responses.conversation('a', `resp_${two}`);
+    expect(value).toEqual([[user('Capital of France?')], responseOf(one, 'Paris.').output, [user('Its population?')], responseOf(two, 'About 2 million.').output]);
+    // What the request's token bound counts: the bytes of JSON read.
+    expect(bytes).toBe(value.reduce((sum, run) => sum + Buffer.byteLength(JSON.stringify(run)), 0));
     await expect(responses.conversation('b', `resp_${two}`)).rejects.toMatchObject({ status: 400, code: 'previous_response_not_found', param: 'previous_response_id' });
   });
 
@@ -74,6 +72,31 @@ describe('StoredResponses', () => {
     const refused = responses.conversation('a', `resp_${two}`);
     await expect(refused).rejects.toMatchObject({ status: 400, code: 'previous_response_not_found', param: 'previous_response_id' });
     await expect(refused).rejects.toThrow(`resp_${one}`);
+  });
+
+  it('keeps a conversation as long as its last response: continuing it keeps the earlier ones', async () => {
+    const now = Date.now();
+    const [one, two] = [idOf(1), idOf(2)];
+    // Kept long ago: a second of its time left (the service keeps responses for a minute).
+    await store.putStoredResponse({ id: `resp_${one}`, accountId: 'a', output: '[]', response: null, input: '[]', previousResponseId: null, createdAt: now - 59_000, expiresAt: now + 1_000 });
+    await responses.keep('a', { response: responseOf(two, 'Again.'), input: [user('Still there?')], previousResponseId: `resp_${one}` });
+    const [first] = await store.getStoredResponses('a', [`resp_${one}`], now + 30_000);
+    expect(first?.expiresAt).toBeGreaterThanOrEqual(now + 60_000);
+    expect((await store.getStoredResponseChain('a', `resp_${two}`, now + 30_000, 10)).map((turn) => turn.id)).toEqual([`resp_${two}`, `resp_${one}`]);
+  });
+
+  it('never sends the store an id Tollgate could not have made (PostgreSQL refuses a NUL in text)', async () => {
+    const failing = new Proxy(store, { get: (target, name) => (name === 'close' ? target.close.bind(target) : () => Promise.reject(new Error('the store was asked'))) });
+    const guarded = new StoredResponses(failing, 60_000, createLogger('silent'));
+    try {
+      for (const id of ['resp_\u0000x', 'resp_1', `resp_${hex}0`, `msg_${hex}`]) {
+        await expect(guarded.conversation('a', id)).rejects.toMatchObject({ status: 400, code: 'previous_response_not_found' });
+        expect(await guarded.get('a', id)).toBeUndefined();
+        expect(await guarded.delete('a', id)).toBe(false);
+      }
+    } finally {
+      await guarded.close();
+    }
   });
 
   it('refuses to continue a response kept without its input (by an earlier version)', async () => {

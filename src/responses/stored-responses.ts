@@ -9,7 +9,7 @@
  * one it continued, so one recursive read finds a whole conversation.
  */
 import type { Logger } from 'pino';
-import type { Store, StoredResponse } from '../storage/types.js';
+import type { Store, StoredResponseTurn } from '../storage/types.js';
 import type { ResponseObject, ResponseOutputItem } from '../protocol/responses.js';
 import { PeriodicTask } from '../util/periodic-task.js';
 import { storeUnavailable } from '../storage/store-unavailable.js';
@@ -18,8 +18,16 @@ import { GatewayError } from '../errors/index.js';
 const SWEEP_EVERY_MS = 3_600_000;
 const SWEEP_BATCH = 1_000;
 const ITEM_ID = /^(?:msg|fc)_([0-9a-f]{32})(?:_\d+)?$/;
+/** Every response id Tollgate makes; anything else is not kept, and is not sent to the store (PostgreSQL refuses a NUL in text). */
+const RESPONSE_ID = /^resp_[0-9a-f]{32}$/;
 /** Earlier responses one request may refer to or continue: a conversation of this many turns is far beyond any context window. */
 export const MAX_REFERENCED_RESPONSES = 1_000;
+
+/** What a request read of earlier responses, and how many bytes of JSON that was (for the request's token bound). */
+export interface Loaded<T> {
+  readonly value: T;
+  readonly bytes: number;
+}
 
 /** What is kept of one response. */
 export interface KeptResponse {
@@ -70,38 +78,61 @@ export class StoredResponses {
       });
     } catch (err) {
       this.logger.error({ err, response_id: response.id }, 'could not store a response; requests that refer to it will be refused');
+      return;
+    }
+    if (kept.previousResponseId !== null) await this.extendConversation(accountId, kept.previousResponseId, now);
+  }
+
+  /**
+   * A conversation is kept as long as its last response: continuing it keeps the earlier ones
+   * too, else it could not be continued once its first response expired. Only those past half
+   * their time are written, so a long conversation rewrites each row about twice a retention
+   * period, not once a turn.
+   */
+  private async extendConversation(accountId: string, previousResponseId: string, now: number): Promise<void> {
+    try {
+      await this.store.extendStoredResponseChain(accountId, previousResponseId, now, MAX_REFERENCED_RESPONSES, now + this.retentionMs, now + this.retentionMs / 2);
+    } catch (err) {
+      this.logger.error({ err, response_id: previousResponseId }, 'could not keep a conversation longer; it expires with its first response');
     }
   }
 
   /**
-   * The items of the conversation `previousResponseId` ended, oldest first: each response's input
-   * and then its output, as OpenAI rebuilds it (instructions are not carried over). Refused when
+   * The items of the conversation `previousResponseId` ended, oldest first, in runs: each
+   * response's input, then its output, as OpenAI rebuilds it (instructions are not carried over).
+   * A run is one side's turn: a function call that starts an output is the model's, not part of
+   * the message that ended the input before it. Refused when
    * any response in it is no longer kept: a conversation with a hole in it is not the one the
    * caller means.
    */
-  async conversation(accountId: string, previousResponseId: string): Promise<unknown[]> {
+  async conversation(accountId: string, previousResponseId: string): Promise<Loaded<unknown[][]>> {
+    const notFound = (): GatewayError => previousNotFound(`Previous response with id '${previousResponseId.slice(0, 80)}' not found.`);
+    if (!RESPONSE_ID.test(previousResponseId)) throw notFound();
     const chain = await this.store.getStoredResponseChain(accountId, previousResponseId, Date.now(), MAX_REFERENCED_RESPONSES).catch((err: unknown) => {
       throw storeUnavailable(err);
     });
-    if (chain.length === 0) throw previousNotFound(`Previous response with id '${previousResponseId.slice(0, 80)}' not found.`);
-    const oldest = chain[chain.length - 1] as StoredResponse;
+    if (chain.length === 0) throw notFound();
+    const oldest = chain[chain.length - 1] as StoredResponseTurn;
     if (oldest.previousResponseId !== null) {
       if (chain.length === MAX_REFERENCED_RESPONSES) {
         throw new GatewayError('invalid_parameter', `The conversation of previous_response_id is longer than ${MAX_REFERENCED_RESPONSES} responses: send it in input.`, { param: 'previous_response_id' });
       }
       throw previousNotFound(`Response '${oldest.previousResponseId.slice(0, 80)}', earlier in the conversation of previous_response_id, is no longer kept: send the whole conversation in input.`);
     }
-    const items: unknown[] = [];
+    const runs: unknown[][] = [];
+    let bytes = 0;
     for (let i = chain.length - 1; i >= 0; i--) {
-      const response = chain[i] as StoredResponse;
-      if (response.input === null) throw previousNotFound(`Response '${response.id}' was kept by an earlier version of Tollgate, without its input: send the whole conversation in input.`);
-      items.push(...(JSON.parse(response.input) as unknown[]), ...(JSON.parse(response.output) as unknown[]));
+      const turn = chain[i] as StoredResponseTurn;
+      if (turn.input === null) throw previousNotFound(`Response '${turn.id}' was kept by an earlier version of Tollgate, without its input: send the whole conversation in input.`);
+      runs.push(JSON.parse(turn.input) as unknown[], JSON.parse(turn.output) as unknown[]);
+      bytes += Buffer.byteLength(turn.input) + Buffer.byteLength(turn.output);
     }
-    return items;
+    return { value: runs.filter((run) => run.length > 0), bytes };
   }
 
   /** The account's kept response as JSON text, or undefined when it is not kept (or was kept without it). */
   async get(accountId: string, id: string): Promise<string | undefined> {
+    if (!RESPONSE_ID.test(id)) return undefined;
     const [found] = await this.store.getStoredResponses(accountId, [id], Date.now()).catch((err: unknown) => {
       throw storeUnavailable(err);
     });
@@ -110,26 +141,29 @@ export class StoredResponses {
 
   /** Forgets the account's response; whether it was kept. */
   async delete(accountId: string, id: string): Promise<boolean> {
+    if (!RESPONSE_ID.test(id)) return false;
     return this.store.deleteStoredResponse(accountId, id, Date.now()).catch((err: unknown) => {
       throw storeUnavailable(err);
     });
   }
 
   /** The account's items among `itemIds` that are still kept, by id. */
-  async items(accountId: string, itemIds: readonly string[]): Promise<Map<string, ResponseOutputItem>> {
+  async items(accountId: string, itemIds: readonly string[]): Promise<Loaded<Map<string, ResponseOutputItem>>> {
     const responseIds = [...new Set(itemIds.map(responseIdOfItem).filter((id): id is string => id !== undefined))];
     const found = new Map<string, ResponseOutputItem>();
-    if (responseIds.length === 0) return found;
+    if (responseIds.length === 0) return { value: found, bytes: 0 };
     if (responseIds.length > MAX_REFERENCED_RESPONSES) {
       throw new GatewayError('invalid_parameter', `input refers to items of ${responseIds.length} responses; at most ${MAX_REFERENCED_RESPONSES} may be referred to in one request.`, { param: 'input' });
     }
     const responses = await this.store.getStoredResponses(accountId, responseIds, Date.now()).catch((err: unknown) => {
       throw storeUnavailable(err);
     });
+    let bytes = 0;
     for (const response of responses) {
       for (const item of JSON.parse(response.output) as ResponseOutputItem[]) found.set(item.id, item);
+      bytes += Buffer.byteLength(response.output);
     }
-    return found;
+    return { value: found, bytes };
   }
 
   private async deleteExpired(): Promise<void> {

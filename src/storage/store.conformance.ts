@@ -213,13 +213,25 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
         await store.putStoredResponse(response);
       }
       expect((await store.getStoredResponseChain('m1', 'c4', now, 100)).map((r) => r.id)).toEqual(['c4', 'c3', 'c2', 'c1']);
-      expect(await store.getStoredResponseChain('m1', 'c2', now, 100)).toEqual([kept('c2', 'c1'), kept('c1', null)]);
+      expect(await store.getStoredResponseChain('m1', 'c2', now, 100)).toEqual([
+        { id: 'c2', input: '["c2"]', output: '[]', previousResponseId: 'c1' },
+        { id: 'c1', input: '["c1"]', output: '[]', previousResponseId: null },
+      ]);
       expect((await store.getStoredResponseChain('m1', 'c4', now, 2)).map((r) => r.id)).toEqual(['c4', 'c3']);
       expect(await store.getStoredResponseChain('m1', 'x1', now, 100)).toEqual([]);
       expect((await store.getStoredResponseChain('m2', 'x1', now, 100)).map((r) => r.id)).toEqual(['x1']);
       expect((await store.getStoredResponseChain('m1', 'e2', now + 500, 100)).map((r) => r.id)).toEqual(['e2']);
       expect((await store.getStoredResponseChain('m1', 'g2', now, 100)).map((r) => r.id)).toEqual(['g2']);
       expect(await store.getStoredResponseChain('m1', 'nothing', now, 100)).toEqual([]);
+
+      // Extending a conversation's time: only its own rows, only those that expire before staleBefore.
+      await store.putStoredResponse(kept('c0', null, { expiresAt: now + 5_000 }));
+      expect(await store.extendStoredResponseChain('m1', 'c3', now, 100, now + 9_000, now + 2_000)).toBe(3);
+      const times = async (ids: string[]) => (await store.getStoredResponses('m1', ids, now)).map((r) => [r.id, r.expiresAt - now]).sort();
+      expect(await times(['c0', 'c1', 'c2', 'c3', 'c4'])).toEqual([['c0', 5_000], ['c1', 9_000], ['c2', 9_000], ['c3', 9_000], ['c4', 1_000]]);
+      expect(await store.extendStoredResponseChain('m2', 'c3', now, 100, now + 20_000, now + 20_000)).toBe(0);
+      expect(await store.extendStoredResponseChain('m1', 'c3', now, 2, now + 20_000, now + 20_000)).toBe(2);
+      expect(await times(['c1', 'c2', 'c3'])).toEqual([['c1', 9_000], ['c2', 20_000], ['c3', 20_000]]);
 
       expect(await store.deleteStoredResponse('m2', 'c3', now)).toBe(false);
       expect(await store.deleteStoredResponse('m1', 'e1', now + 500)).toBe(false);

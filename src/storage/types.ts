@@ -148,6 +148,9 @@ export interface StoredResponse {
   expiresAt: number;
 }
 
+/** What a conversation needs of each of its responses. */
+export type StoredResponseTurn = Pick<StoredResponse, 'id' | 'input' | 'output' | 'previousResponseId'>;
+
 export interface CreditReservation {
   requestId: string;
   accountId: string;
@@ -313,7 +316,12 @@ export interface Store {
    * The account's response `id` and the ones it continued, newest first, at most `limit`: the
    * walk stops at the first one that is not the account's, has expired at `now` or does not exist.
    */
-  getStoredResponseChain(accountId: string, id: string, now: number, limit: number): Promise<StoredResponse[]>;
+  getStoredResponseChain(accountId: string, id: string, now: number, limit: number): Promise<StoredResponseTurn[]>;
+  /**
+   * Keeps the account's response `id` and the ones it continued (walked as above) until
+   * `expiresAt`, those of them that expire before `staleBefore`; returns how many.
+   */
+  extendStoredResponseChain(accountId: string, id: string, now: number, limit: number, expiresAt: number, staleBefore: number): Promise<number>;
   /** Deletes the account's stored response; returns whether it existed (and had not expired at `now`). */
   deleteStoredResponse(accountId: string, id: string, now: number): Promise<boolean>;
   /** Deletes stored responses expired at `now`, at most `limit`; returns how many. */

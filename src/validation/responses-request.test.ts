@@ -2,6 +2,28 @@ import { describe, expect, it } from 'vitest';
 import { chatRequestOfResponses, responsesParamOf, responsesTermsOf } from './responses-request.js';
 
 describe('chatRequestOfResponses', () => {
+  it('puts a continued conversation between the instructions and the input, one assistant message per turn', () => {
+    const call = { type: 'function_call', id: 'fc_1', call_id: 'c1', name: 'weather', arguments: '{}', status: 'completed' };
+    const text = (t: string) => ({ type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: t, annotations: [] }] });
+    const chat = chatRequestOfResponses({ model: 'm', instructions: 'Now.', input: [{ type: 'function_call_output', call_id: 'c1', output: 'Sunny' }] }, new Map(), [
+      // An input that ends with an assistant turn the caller wrote, then the model's output: a
+      // call, and text after it (some upstreams stream them in that order).
+      [{ type: 'message', role: 'user', content: 'Weather?' }, { type: 'message', role: 'assistant', content: 'Let me see.' }],
+      [call, text('One moment.')],
+    ]);
+    expect(chat.messages).toEqual([
+      { role: 'system', content: 'Now.' },
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', content: 'Let me see.' },
+      { role: 'assistant', content: 'One moment.', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'Sunny' },
+    ]);
+  });
+
+  it('names previous_response_id for a kept item it cannot send again', () => {
+    expect(() => chatRequestOfResponses({ model: 'm', input: 'x' }, new Map(), [[{ type: 'computer_call' }]])).toThrow(expect.objectContaining({ param: 'previous_response_id', code: 'invalid_parameter' }));
+  });
+
   it('turns instructions, items, tools and formats into the chat request', () => {
     const chat = chatRequestOfResponses({
       model: 'm',

@@ -64,9 +64,9 @@ export function inputItemsOf(body: unknown, referenced: ReadonlyMap<string, Resp
 
 /**
  * `history`: the items of the conversation the request continues (previous_response_id), oldest
- * first, sent before its input.
+ * first, in runs (each response's input, then its output), sent before its input.
  */
-export function chatRequestOfResponses(body: unknown, referenced: ReadonlyMap<string, ResponseOutputItem> = new Map(), history: readonly unknown[] = []): ChatCompletionRequest {
+export function chatRequestOfResponses(body: unknown, referenced: ReadonlyMap<string, ResponseOutputItem> = new Map(), history: readonly (readonly unknown[])[] = []): ChatCompletionRequest {
   if (!isObject(body)) throw new GatewayError('invalid_parameter', 'The request body must be a JSON object.', { param: null });
   for (const name of Object.keys(body)) {
     if (!KNOWN.has(name)) throw invalid(name, `Unknown parameter: ${name}.`);
@@ -116,17 +116,28 @@ function instructionsOf(instructions: unknown): ChatMessage[] {
  * The kept conversation's items, as messages. They were checked when first sent; one that cannot be
  * sent again (an item kept by a version that took what this one refuses) names the conversation.
  */
-function addHistory(messages: ChatMessage[], history: readonly unknown[]): void {
+function addHistory(messages: ChatMessage[], history: readonly (readonly unknown[])[]): void {
   try {
-    addMessages(messages, history, new Map(), 'previous_response_id');
+    for (const run of history) addMessages(messages, run, new Map(), 'previous_response_id');
   } catch (err) {
     if (!(err instanceof GatewayError)) throw err;
     throw invalid('previous_response_id', `The conversation of previous_response_id holds an item that cannot be sent again (${err.message}); send the whole conversation in input.`);
   }
 }
 
-/** Appends the input's items as chat messages (onto the conversation so far, so that calls of one turn merge into one assistant message). */
+/**
+ * Appends one run of items (a request's input, or an earlier response's input or output) as chat
+ * messages. Within the run, the text and the function calls of one assistant turn go in one
+ * assistant message, in whichever order they came, as chat completions want the tool results
+ * straight after the message that called the tools; a run never adds to a message of the run
+ * before it, which was the other side's turn.
+ */
 function addMessages(messages: ChatMessage[], input: unknown, referenced: ReadonlyMap<string, ResponseOutputItem>, name = 'input'): void {
+  const runStart = messages.length;
+  const lastAssistant = (): ChatMessage | undefined => {
+    const last = messages.length > runStart ? messages[messages.length - 1] : undefined;
+    return last?.role === 'assistant' ? last : undefined;
+  };
   if (typeof input === 'string') {
     messages.push({ role: 'user', content: input });
     return;
@@ -138,12 +149,15 @@ function addMessages(messages: ChatMessage[], input: unknown, referenced: Readon
     const item = given.type === 'item_reference' ? referencedItem(given, referenced, param) : given;
     const type = item.type ?? 'message';
     if (type === 'message') {
-      messages.push(messageOf(item, param));
+      const message = messageOf(item, param);
+      const calling = lastAssistant();
+      // Text that came after the turn's calls joins them.
+      if (message.role === 'assistant' && calling?.tool_calls !== undefined && calling.content == null) calling.content = message.content;
+      else messages.push(message);
     } else if (type === 'function_call') {
       const call = functionCallOf(item, param);
-      const last = messages[messages.length - 1];
-      // Calls made in one turn go in one assistant message, after its text if it had any.
-      if (last !== undefined && last.role === 'assistant') (last.tool_calls ??= []).push(call);
+      const last = lastAssistant();
+      if (last !== undefined) (last.tool_calls ??= []).push(call);
       else messages.push({ role: 'assistant', content: null, tool_calls: [call] });
     } else if (type === 'function_call_output') {
       if (typeof item.call_id !== 'string' || item.call_id === '') throw invalid(`${param}.call_id`, `${param}.call_id must be a non-empty string.`);

@@ -199,6 +199,13 @@ describe('kept responses: previous_response_id, retrieve and delete', () => {
     expect([status, body.error.code]).toEqual([400, 'previous_response_not_found']);
   });
 
+  it('refuses to stream a kept response back, which the SDK would wait on for events', async () => {
+    const kept = await client.responses.create({ model: 'mock-chat', input: 'Kept' });
+    const { status, body } = await errorOf(await fetch(`${gw.baseURL}/responses/${kept.id}?stream=true`, { headers: { authorization: `Bearer ${gw.keys.main}` } }));
+    expect([status, body.error.code, body.error.param]).toEqual([400, 'invalid_parameter', 'stream']);
+    expect(await client.responses.retrieve(kept.id, { stream: false })).toEqual(kept);
+  });
+
   it('keeps nothing sent with store: false, and shows nothing to another account', async () => {
     const unkept = await client.responses.create({ model: 'mock-chat', input: 'Not kept', store: false });
     const kept = await client.responses.create({ model: 'mock-chat', input: 'Kept' });
@@ -221,12 +228,46 @@ describe('kept responses: previous_response_id, retrieve and delete', () => {
   });
 });
 
+describe('a continued conversation and the account\'s credit', () => {
+  it('holds credit for the whole conversation sent, so that continuing one never overdraws the account', async () => {
+    const paid = await startGateway({
+      credits: 3000,
+      config: {
+        providers: [{ id: 'oai', kind: 'openai', base_url: upstream.url, api_key: FAKE_OPENAI_KEY }],
+        // A credit a token: each turn below sends about 300 more tokens than the one before.
+        models: [{ id: 'gpt-paid', capabilities: ['chat'], context_window: 100_000, max_output_tokens: 10, price: { input_per_million_tokens: 1_000_000, output_per_million_tokens: 1_000_000 }, routes: [{ provider: 'oai', model: 'gpt-4o-mini' }] }],
+      },
+    });
+    try {
+      const words = Array.from({ length: 300 }, () => 'w').join(' ');
+      let previous: string | undefined;
+      let refused: { status: number; code: string } | undefined;
+      for (let turn = 0; turn < 10 && refused === undefined; turn++) {
+        const res = await fetch(`${paid.baseURL}/responses`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${paid.keys.main}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'gpt-paid', input: words, ...(previous === undefined ? {} : { previous_response_id: previous }) }),
+        });
+        if (res.status === 200) previous = ((await res.json()) as { id: string }).id;
+        else refused = { status: res.status, code: (await errorOf(res)).body.error.code };
+      }
+      expect(refused).toEqual({ status: 402, code: 'insufficient_quota' });
+      const balance = (await paid.gateway.store.getAccount('acct'))?.balanceMicros ?? NaN;
+      expect(balance).toBeGreaterThanOrEqual(0);
+      expect(balance).toBe(await paid.gateway.store.ledgerSum('acct'));
+    } finally {
+      await paid.close();
+    }
+  });
+});
+
 describe('responses refused with the field named', () => {
   it.each([
     ['an unknown field', { model: 'mock-chat', input: 'x', frobnicate: 1 }, 'frobnicate'],
     ['no input', { model: 'mock-chat' }, 'input'],
     ['a response to continue that is not an id', { model: 'mock-chat', input: 'x', previous_response_id: 7 }, 'previous_response_id'],
     ['a conversation, which Tollgate does not keep', { model: 'mock-chat', input: 'x', conversation: 'conv_1' }, 'conversation'],
+    ['a response to continue that Tollgate could not have made', { model: 'mock-chat', input: 'x', previous_response_id: 'resp_\u0000' }, 'previous_response_id'],
     ['a hosted tool', { model: 'mock-chat', input: 'x', tools: [{ type: 'web_search' }] }, 'tools[0].type'],
     ['an item of an unknown type', { model: 'mock-chat', input: [{ type: 'computer_call_output' }] }, 'input[0].type'],
     ['a bad image part', { model: 'mock-chat', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-1' }] }] }, 'input[0].content[0].image_url'],

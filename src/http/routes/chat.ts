@@ -72,15 +72,19 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
     const ids = itemReferenceIds(request.body);
     const referenced = ids.length === 0 ? undefined : await deps.responses.items(accountId, ids);
     const previousResponseId = previousResponseIdOf(request.body);
+    let body = chatRequestOfResponses(request.body, referenced?.value);
+    // Checked before the conversation is read, so that a request wrong in itself is told so.
     const history = previousResponseId === null ? undefined : await deps.responses.conversation(accountId, previousResponseId);
-    const body = chatRequestOfResponses(request.body, referenced, history);
+    if (history !== undefined) body = chatRequestOfResponses(request.body, referenced?.value, history.value);
     const presenter = new ResponsesPresenter(request.id, request.body as Record<string, unknown>);
     // Kept, as OpenAI keeps them, unless the caller says store: false; before the answer is sent,
     // so that the caller's next request finds the response it refers to.
-    const input = inputItemsOf(request.body, referenced);
+    const input = inputItemsOf(request.body, referenced?.value);
     const keep: Keep | null = (request.body as { store?: unknown }).store === false ? null : (response) => deps.responses.keep(accountId, { response, input, previousResponseId });
     try {
-      return await handle(request, reply, controller, call, body, presenter, keep);
+      // What was read of earlier responses is sent too: the token bound (limits, the credit hold) counts its bytes.
+      const readBytes = (referenced?.bytes ?? 0) + (history?.bytes ?? 0);
+      return await handle(request, reply, controller, call, body, presenter, keep, readBytes);
     } catch (err) {
       // The pipeline names the chat request's fields; the caller sent a response request.
       if (err instanceof GatewayError && err.status < 500) {
@@ -102,6 +106,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
     body: unknown,
     presenter: ResponsesPresenter | null,
     keep: Keep | null = null,
+    readBytes = 0,
   ): Promise<FastifyReply | undefined> {
     const res = reply.raw;
     const model = (request.body as { model?: unknown } | null)?.model;
@@ -111,7 +116,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
       requestId: request.id,
       principal: request.principal as Principal,
       controller,
-      bodyBytes: request.bodyBytes,
+      bodyBytes: request.bodyBytes + readBytes,
       budgetMs: budgetFromHeader(request.headers[BUDGET_HEADER]),
     };
     if (call !== null) ctx.idempotency = call;

@@ -18,8 +18,12 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 export function responseRoutes(app: FastifyInstance, responses: StoredResponses, accessLog: AccessLog): void {
   const config = { endpoint: 'responses' };
 
-  app.get<{ Params: ResponseParams }>('/responses/:response_id', { config }, async (request, reply) => {
+  app.get<{ Params: ResponseParams; Querystring: Record<string, unknown> }>('/responses/:response_id', { config }, async (request, reply) => {
     const id = request.params.response_id;
+    // OpenAI streams a background response's events again; the SDK would wait for events in a JSON answer.
+    if (request.query.stream !== undefined && request.query.stream !== 'false') {
+      throw new GatewayError('invalid_parameter', 'stream is not supported: a kept response is read back whole (responses are not run in the background here).', { param: 'stream' });
+    }
     const response = await responses.get(accountOf(request), id);
     if (response === undefined) throw notFound(id);
     return send(request, reply, response);

@@ -31,6 +31,7 @@ import type {
   ReservationResult,
   Settlement,
   StoredResponse,
+  StoredResponseTurn,
   Store,
   UsageQuery,
   UsageRow,
@@ -396,19 +397,20 @@ export class SqlStore implements Store {
     return rows.map(storedResponseOf);
   }
 
-  async getStoredResponseChain(accountId: string, id: string, now: number, limit: number): Promise<StoredResponse[]> {
+  async getStoredResponseChain(accountId: string, id: string, now: number, limit: number): Promise<StoredResponseTurn[]> {
     // One round trip for the whole conversation, however long: a recursive query, which SQLite
     // and PostgreSQL both run. `depth` orders it and bounds it.
-    const { rows } = await sql<Selectable<Database['stored_responses']> & { depth: number }>`
-      with recursive chain (id, previous_response_id, depth) as (
-        select id, previous_response_id, 0 from stored_responses
-          where id = ${id} and account_id = ${accountId} and expires_at > ${now}
-        union all
-        select s.id, s.previous_response_id, chain.depth + 1 from stored_responses s join chain on s.id = chain.previous_response_id
-          where s.account_id = ${accountId} and s.expires_at > ${now} and chain.depth + 1 < ${limit}
-      )
-      select s.*, chain.depth from chain join stored_responses s on s.id = chain.id order by chain.depth`.execute(this.db);
-    return rows.map(storedResponseOf);
+    const { rows } = await sql<{ id: string; input: string | null; output: string; previous_response_id: string | null }>`
+      with recursive ${chainOf(accountId, id, now, limit)}
+      select s.id, s.input, s.output, s.previous_response_id from chain join stored_responses s on s.id = chain.id order by chain.depth`.execute(this.db);
+    return rows.map((row) => ({ id: row.id, input: row.input, output: row.output, previousResponseId: row.previous_response_id }));
+  }
+
+  async extendStoredResponseChain(accountId: string, id: string, now: number, limit: number, expiresAt: number, staleBefore: number): Promise<number> {
+    const result = await sql`
+      update stored_responses set expires_at = ${expiresAt}
+      where expires_at < ${staleBefore} and id in (with recursive ${chainOf(accountId, id, now, limit)} select id from chain)`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0);
   }
 
   async deleteStoredResponse(accountId: string, id: string, now: number): Promise<boolean> {
@@ -540,6 +542,17 @@ export class SqlStore implements Store {
   async close(): Promise<void> {
     await this.db.destroy();
   }
+}
+
+/** The recursive part of a conversation's query: `chain` (id, previous_response_id, depth), newest first. */
+function chainOf(accountId: string, id: string, now: number, limit: number) {
+  return sql`chain (id, previous_response_id, depth) as (
+    select id, previous_response_id, 0 from stored_responses
+      where id = ${id} and account_id = ${accountId} and expires_at > ${now}
+    union all
+    select s.id, s.previous_response_id, chain.depth + 1 from stored_responses s join chain on s.id = chain.previous_response_id
+      where s.account_id = ${accountId} and s.expires_at > ${now} and chain.depth + 1 < ${limit}
+  )`;
 }
 
 function storedResponseRow(response: StoredResponse): Database['stored_responses'] {
