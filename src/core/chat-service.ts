@@ -110,7 +110,7 @@ export class ChatService {
       startedAt: Date.now(),
     };
     try {
-      if (plan.tokensPerMinute !== null && bound.total > plan.tokensPerMinute.limit) throw tooManyTokens(bound, plan.tokensPerMinute.limit, request.max_tokens != null ? 'max_tokens' : 'max_completion_tokens');
+      if (plan.tokensPerMinute !== null && bound.total > plan.tokensPerMinute.limit) throw tooManyTokens(bound, plan.tokensPerMinute.limit, request.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens');
       // The memory backends answer synchronously: an await of a plain value still costs two promises and a turn.
       const admitted = this.options.limiter.admit({ keyId: principal.key.id, requestId: ctx.requestId, plan, tokens: plan.tokensPerMinute === null ? 0 : bound.total });
       admission = admitted instanceof Promise ? await admitted : admitted;

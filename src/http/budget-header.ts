@@ -1,6 +1,7 @@
 /**
  * `X-Generation-Budget-Ms`: a caller may lower the generation budget of one request (never raise
- * it above the model's). Whole milliseconds, at least 1.
+ * it above the model's). Whole milliseconds, at least 1; a value above the model's budget, however
+ * many digits it has, leaves the model's.
  */
 import { GatewayError } from '../errors/index.js';
 
@@ -9,7 +10,7 @@ export const BUDGET_HEADER = 'x-generation-budget-ms';
 export function budgetFromHeader(value: string | string[] | undefined): number | undefined {
   if (value === undefined) return undefined;
   const text = Array.isArray(value) ? value[0] : value;
-  if (text !== undefined && /^\s*\d{1,10}\s*$/.test(text) && Number(text) >= 1) return Number(text);
+  if (text !== undefined && /^\s*\d+\s*$/.test(text) && Number(text) >= 1) return Number(text);
   throw new GatewayError('invalid_parameter', `The X-Generation-Budget-Ms header must be a whole number of milliseconds, at least 1 (got "${String(text)}").`, {
     param: 'X-Generation-Budget-Ms',
   });

@@ -74,6 +74,8 @@ export function chatRequestOfResponses(body: unknown, referenced: ReadonlyMap<st
   }
   if (body.model === undefined) throw new GatewayError('missing_required_parameter', 'model is required.', { param: 'model' });
   if (body.input === undefined) throw new GatewayError('missing_required_parameter', 'input is required.', { param: 'input' });
+  // Only `false` keeps a response from being kept: "false" or 0 must not keep it silently.
+  if (body.store != null && typeof body.store !== 'boolean') throw invalid('store', 'store must be a boolean.');
   if (body.background === true) throw invalid('background', 'background responses are not supported: Tollgate keeps no responses to poll.');
   if (body.max_tool_calls != null) throw invalid('max_tool_calls', 'max_tool_calls is not supported: the tools are your own functions, called by you.');
 

@@ -200,6 +200,11 @@ describe.each(['memory', 'redis'] as const)('rate limits on %s', (backend) => {
     const refusal = await errorOf(tooBig);
     expect(refusal.body.error).toMatchObject({ type: 'invalid_request_error', code: 'request_exceeds_token_limit', param: 'messages' });
     expect(refusal.body.error.message).toContain('2000 tokens per minute');
+    // The output cap's field, as the request named it, or max_tokens when it set none.
+    for (const [body, param] of [[{ max_tokens: undefined }, 'max_tokens'], [{ max_tokens: undefined, max_completion_tokens: 5000 }, 'max_completion_tokens']] as const) {
+      const { status, body: answer } = await errorOf(await chat(gw, { model: 'firehose-chat', ...body }));
+      expect([status, answer.error.code, answer.error.param]).toEqual([400, 'request_exceeds_token_limit', param]);
+    }
   });
 
   it('caps a modality per day, with Retry-After to midnight UTC, and does not count failed requests', async () => {

@@ -267,6 +267,7 @@ describe('responses refused with the field named', () => {
     ['no input', { model: 'mock-chat' }, 'input'],
     ['a response to continue that is not an id', { model: 'mock-chat', input: 'x', previous_response_id: 7 }, 'previous_response_id'],
     ['a conversation, which Tollgate does not keep', { model: 'mock-chat', input: 'x', conversation: 'conv_1' }, 'conversation'],
+    ['store as a string, which must not keep the response silently', { model: 'mock-chat', input: 'x', store: 'false' }, 'store'],
     ['a response to continue that Tollgate could not have made', { model: 'mock-chat', input: 'x', previous_response_id: 'resp_\u0000' }, 'previous_response_id'],
     ['a hosted tool', { model: 'mock-chat', input: 'x', tools: [{ type: 'web_search' }] }, 'tools[0].type'],
     ['an item of an unknown type', { model: 'mock-chat', input: [{ type: 'computer_call_output' }] }, 'input[0].type'],
