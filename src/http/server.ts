@@ -101,6 +101,11 @@ function parseJsonBody(request: FastifyRequest, body: string | Buffer, done: (er
   try {
     value = JSON.parse(text);
   } catch (err) {
+    // Looked at only when the parse failed: a compressed body is why, and its bytes say nothing.
+    const encoding = request.headers['content-encoding'];
+    if (encoding !== undefined && encoding.trim().toLowerCase() !== 'identity') {
+      return done(new GatewayError('invalid_json', `The request body is sent with Content-Encoding: ${encoding.slice(0, 40)}, which Tollgate does not decode; send it uncompressed.`));
+    }
     return done(new GatewayError('invalid_json', `The request body is not valid JSON: ${(err as Error).message}`));
   }
   if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {

@@ -70,6 +70,14 @@ describe('X-Request-Id and the envelope on every path', () => {
     }
   });
 
+  it('answers a compressed body, which it does not decode, with 400 invalid_json saying so', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const res = await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: { ...auth, 'content-encoding': 'gzip' }, body: gzipSync(chatBody) });
+    const { status, body } = await errorOf(res);
+    expect([status, body.error.code]).toEqual([400, 'invalid_json']);
+    expect(body.error.message).toBe('The request body is sent with Content-Encoding: gzip, which Tollgate does not decode; send it uncompressed.');
+  });
+
   it('answers an empty JSON body with 400 invalid_json', async () => {
     const { status, body } = await errorOf(await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: auth, body: '' }));
     expect(status).toBe(400);
