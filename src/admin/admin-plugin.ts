@@ -19,6 +19,7 @@ import type { AccessLog } from '../http/access-log.js';
 import { adminTokenCheck } from './admin-token.js';
 import { formatMicros, microsFromCredits } from './money.js';
 import {
+  checkScopeNames,
   validateBalanceChange,
   validateCreateAccount,
   validateCreateKey,
@@ -241,6 +242,7 @@ class AdminRoutes {
 
   private async createKey(request: FastifyRequest<IdParams>, reply: FastifyReply): Promise<FastifyReply> {
     const body = validateCreateKey(request.body ?? {});
+    checkScopeNames(body.scope);
     const account = await this.account(request.params.id);
     let generated = generateApiKey();
     // 71 random bits make a clash all but impossible; a clash must still never replace a key.
@@ -262,6 +264,7 @@ class AdminRoutes {
 
   private async updateKey(request: FastifyRequest<IdParams>, reply: FastifyReply): Promise<FastifyReply> {
     const body = validateUpdateKey(request.body);
+    checkScopeNames(body.scope);
     if (body.status === undefined && body.scope === undefined && body.name === undefined) {
       throw new GatewayError('invalid_parameter', 'The body changes nothing: send status, scope, name or several of them.', { param: null });
     }

@@ -9,6 +9,8 @@ import { GatewayError } from '../errors/index.js';
 import { ajv } from '../validation/ajv.js';
 import { ajvErrorToGatewayError, locate, typeName } from '../validation/ajv-errors.js';
 import { Nullable, StringEnum } from '../validation/schema-helpers.js';
+import { ENDPOINT_NAMES, firstGlobMatchingNone } from '../auth/endpoint-names.js';
+import { SDK_NAMES } from '../auth/sdk.js';
 
 /** The same ids as the configuration file's `accounts[].id`. */
 const AccountId = Type.String({
@@ -106,3 +108,18 @@ export const validateUsageQuery = validator(UsageQuerySchema, 'query');
 
 export type CreateAccountBody = Static<typeof CreateAccountSchema>;
 export type UpdateKeyBody = Static<typeof UpdateKeySchema>;
+
+/**
+ * A scope's endpoints and SDKs come from fixed lists: a name that matches none of them (a typo,
+ * `chat/completion`) would have the key refused on every request, so it is refused here instead.
+ */
+export function checkScopeNames(scope: Static<typeof ScopeSchema> | null | undefined): void {
+  if (scope == null) return;
+  for (const [field, names] of [['endpoints', ENDPOINT_NAMES], ['sdks', SDK_NAMES]] as const) {
+    const globs = scope[field];
+    const at = globs === undefined ? -1 : firstGlobMatchingNone(globs, names);
+    if (at !== -1) {
+      throw new GatewayError('invalid_parameter', `scope.${field}[${at}] "${String(globs?.[at]).slice(0, 100)}" matches no ${field === 'sdks' ? 'SDK' : 'endpoint'} (${names.join(', ')}).`, { param: `scope.${field}[${at}]` });
+    }
+  }
+}

@@ -5,7 +5,8 @@
  * Vercel AI SDK appends `ai-sdk/...` to its User-Agent. Headers can be forged: a scope on SDKs
  * is a policy for well-behaved clients, not a security boundary (the key is).
  */
-export type SdkName = 'openai-js' | 'openai-python' | 'openai' | 'langchain' | 'vercel-ai' | 'curl' | 'unknown';
+export const SDK_NAMES = ['openai-js', 'openai-python', 'openai', 'langchain', 'vercel-ai', 'curl', 'unknown'] as const;
+export type SdkName = (typeof SDK_NAMES)[number];
 
 export function detectSdk(userAgent: string | undefined, stainlessLang: string | undefined): SdkName {
   const ua = userAgent?.toLowerCase() ?? '';

@@ -18,6 +18,8 @@ tiers:
   free: { models: ["llama*"] }
 `;
 
+const scopedKey = generateApiKey().key;
+
 function configError(text: string, env: NodeJS.ProcessEnv = { UPSTREAM_KEY: 'x' }): ConfigError {
   try {
     parseConfigText(text, 'tollgate.yaml', env);
@@ -62,6 +64,9 @@ describe('configuration loading', () => {
     [`${minimal}\nserver: { body_limit: lots }\n`, 'server.body_limit', ''],
     [`${minimal}\nstorage: { url: "sqlite://" }\n`, 'storage.url', 'not a valid storage URL'],
     [`${minimal}\nstorage: { url: "postgres://[bad" }\n`, 'storage.url', 'not a valid storage URL'],
+    [minimal.replace('free: { models: ["llama*"] }', 'free: { models: ["llama*"], endpoints: [chat/completion] }'), 'tiers.free.endpoints[0]', '"chat/completion" matches no endpoint (chat/completions, responses,'],
+    [`${minimal}\naccounts: [{ id: a, tier: free, keys: [{ key: "${scopedKey}", scope: { endpoints: ["audio/*", "img*"] } }] }]\n`, 'accounts[0].keys[0].scope.endpoints[1]', '"img*" matches no endpoint'],
+    [`${minimal}\naccounts: [{ id: a, tier: free, keys: [{ key: "${scopedKey}", scope: { sdks: [openai-node] } }] }]\n`, 'accounts[0].keys[0].scope.sdks[0]', '"openai-node" matches no SDK (openai-js,'],
   ])('reports one clear message naming the field (%#)', (text, field, detail) => {
     const err = configError(text);
     expect(err.message.startsWith(`tollgate.yaml: ${field}: `)).toBe(true);

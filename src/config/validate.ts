@@ -8,6 +8,8 @@ import { ConfigSchema, type Config } from './schema.js';
 import { ConfigError } from './config-error.js';
 import { parseSize } from './size.js';
 import { parseApiKey } from '../auth/api-key.js';
+import { ENDPOINT_NAMES, firstGlobMatchingNone } from '../auth/endpoint-names.js';
+import { SDK_NAMES } from '../auth/sdk.js';
 
 const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false });
 const validateSchema = ajv.compile<Config>(ConfigSchema);
@@ -120,6 +122,11 @@ function checkReferences(config: Config, source: string): void {
       if (!providerIds.has(r.provider)) fail(`models[${i}].routes[${j}].provider`, `names unknown provider "${r.provider}" (known: ${[...providerIds].join(', ')})`);
     });
   });
+  const matchingNone = (field: string, globs: readonly string[] | undefined, names: readonly string[], what: string): void => {
+    const at = globs === undefined ? -1 : firstGlobMatchingNone(globs, names);
+    if (at !== -1) fail(`${field}[${at}]`, `"${(globs as readonly string[])[at]}" matches no ${what} (${names.join(', ')})`);
+  };
+  for (const [name, tier] of Object.entries(config.tiers)) matchingNone(`tiers.${name}.endpoints`, tier.endpoints, ENDPOINT_NAMES, 'endpoint');
   const accountIds = new Set<string>();
   const keyIds = new Set<string>();
   config.accounts.forEach((a, i) => {
@@ -127,6 +134,8 @@ function checkReferences(config: Config, source: string): void {
     accountIds.add(a.id);
     if (!Object.hasOwn(config.tiers, a.tier)) fail(`accounts[${i}].tier`, `names unknown tier "${a.tier}" (known: ${Object.keys(config.tiers).join(', ')})`);
     a.keys.forEach((k, j) => {
+      matchingNone(`accounts[${i}].keys[${j}].scope.endpoints`, k.scope?.endpoints, ENDPOINT_NAMES, 'endpoint');
+      matchingNone(`accounts[${i}].keys[${j}].scope.sdks`, k.scope?.sdks, SDK_NAMES, 'SDK');
       const parsed = parseApiKey(k.key);
       if (parsed === null) fail(`accounts[${i}].keys[${j}].key`, 'is not a Tollgate key (sk-tg-...); generate one with `npx tollgate keys generate`');
       else if (keyIds.has(parsed.id)) fail(`accounts[${i}].keys[${j}].key`, 'is listed twice');

@@ -47,6 +47,7 @@ import type { InFlightWork } from './in-flight-work.js';
 import type { Readiness } from './readiness.js';
 import type { IdempotencyGuardDeps } from './idempotency-guard.js';
 import { ADMIN_PREFIX, adminPlugin, type AdminDeps } from '../admin/admin-plugin.js';
+import { isEndpointName } from '../auth/endpoint-names.js';
 
 export interface HttpServerDeps {
   logger: Logger;
@@ -142,7 +143,12 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody);
 
   const known = new KnownRoutes();
-  app.addHook('onRoute', (route) => known.add(route.url, route.method));
+  app.addHook('onRoute', (route) => {
+    known.add(route.url, route.method);
+    // Tiers and scopes name endpoints from a fixed list; a route outside it could not be granted.
+    const endpoint = (route.config as { endpoint?: string } | undefined)?.endpoint;
+    if (endpoint !== undefined && !isEndpointName(endpoint)) throw new Error(`route ${route.url} has endpoint "${endpoint}", which is not in ENDPOINT_NAMES`);
+  });
 
   app.decorateRequest('principal', null);
   app.decorateRequest('sdk', 'unknown');

@@ -385,6 +385,8 @@ describe('API keys', () => {
     [{ scope: { colour: ['red'] } }, 'scope.colour'],
     [{ scope: { models: 'gpt-4o' } }, 'scope.models'],
     [{ scope: { models: [''] } }, 'scope.models[0]'],
+    [{ scope: { endpoints: ['chat/*', 'chat/completion'] } }, 'scope.endpoints[1]'],
+    [{ scope: { sdks: ['openai-node'] } }, 'scope.sdks[0]'],
     [{ account_id: 'other' }, 'account_id'],
     [{}, null],
   ])('refuses the key change %j naming %s', async (body, param) => {
@@ -396,6 +398,7 @@ describe('API keys', () => {
   it('refuses a bad scope at creation, and keys for unknown accounts', async () => {
     const id = await newAccount();
     await fails(admin('POST', `/accounts/${id}/keys`, { scope: { sdk: ['curl'] } }), 400, 'invalid_parameter', 'scope.sdk');
+    await fails(admin('POST', `/accounts/${id}/keys`, { scope: { endpoints: ['completions'] } }), 400, 'invalid_parameter', 'scope.endpoints[0]');
     await fails(admin('POST', `/accounts/${id}/keys`, { status: 'disabled' }), 400, 'invalid_parameter', 'status');
     await fails(admin('POST', '/accounts/nobody/keys', {}), 404, 'account_not_found');
     await fails(admin('GET', '/accounts/nobody/keys'), 404, 'account_not_found');
