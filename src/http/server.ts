@@ -146,7 +146,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
   app.addHook('onRoute', (route) => {
     known.add(route.url, route.method);
     // Tiers and scopes name endpoints from a fixed list; a route outside it could not be granted.
-    const endpoint = (route.config)?.endpoint;
+    const endpoint = route.config?.endpoint;
     if (endpoint !== undefined && !isEndpointName(endpoint)) throw new Error(`route ${route.url} has endpoint "${endpoint}", which is not in ENDPOINT_NAMES`);
   });
 
