@@ -28,8 +28,10 @@ export function fromFrameworkError(err: unknown, bodyLimit: number): GatewayErro
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new GatewayError('bad_http_request', 'The Content-Length header does not match the body.');
     case 'FST_ERR_BAD_URL':
-    case 'FST_ERR_MAX_PARAM_LENGTH':
       return new GatewayError('bad_http_request', 'The request URL is not valid.');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      // A well-formed URL naming an id longer than any Tollgate makes: nothing has it.
+      return new GatewayError('route_not_found', 'Nothing has this id: an id in the path is longer than 512 characters.');
     default:
       break;
   }

@@ -53,6 +53,14 @@ describe('X-Request-Id and the envelope on every path', () => {
     expect(body.error.message).toContain('accepts POST');
   });
 
+  it('answers an id in the path longer than any Tollgate makes with 404, like an unknown one', async () => {
+    for (const path of [`/files/${'a'.repeat(600)}`, `/videos/${'b'.repeat(600)}`, `/responses/resp_${'c'.repeat(600)}`]) {
+      const { status, requestId, body } = await errorOf(await fetch(`${gw.baseURL}${path}`, { headers: auth }));
+      expect([status, body.error.code]).toEqual([404, 'route_not_found']);
+      expect(requestId).toMatch(/^req_/);
+    }
+  });
+
   it('answers malformed JSON with 400 invalid_json', async () => {
     const { status, requestId, body } = await errorOf(await fetch(`${gw.baseURL}/chat/completions`, { method: 'POST', headers: auth, body: '{"model": ' }));
     expect(status).toBe(400);
