@@ -102,6 +102,10 @@ describe('video jobs', () => {
     const forged = { blob_id: 'blob_0123456789abcdef01234567', bytes: 29, filename: 'a.png', content_type: 'image/png', sha256: '0' };
     const refused = await errorOf(await post('/videos', { model: 'mock-video', prompt: 'x', input_reference: forged }));
     expect([refused.status, refused.body.error.code, refused.body.error.param]).toEqual([400, 'invalid_parameter', 'input_reference[blob_id]']);
+    for (const empty of [{}, []]) {
+      const dropped = await errorOf(await post('/videos', { model: 'mock-video', prompt: 'x', input_reference: empty }));
+      expect([dropped.status, dropped.body.error.code, dropped.body.error.param]).toEqual([400, 'invalid_parameter', 'input_reference']);
+    }
   });
 
   it('lists the account\'s jobs newest first, page by page', async () => {

@@ -33,6 +33,10 @@ export function videosOperation(jobs: VideoJobs, files: Files): UnaryOperation<V
       // JSON callers write {"input_reference": {"file_id": …}}; the SDK's form says input_reference[file_id].
       const nested = fields.input_reference;
       if (typeof nested === 'object' && nested !== null && !isFormPart(nested)) {
+        // An empty object or a list would otherwise name no reference and be dropped silently.
+        if (Array.isArray(nested) || Object.keys(nested).length === 0) {
+          throw new GatewayError('invalid_parameter', 'input_reference must be {"file_id": "file-…"} (an uploaded file), or the file itself sent as multipart/form-data.', { param: 'input_reference' });
+        }
         delete fields.input_reference;
         for (const [key, value] of Object.entries(nested)) fields[`input_reference[${key}]`] = value;
       }
