@@ -186,6 +186,7 @@ const badFields: Case[] = [
   { name: 'frequency_penalty too high', body: withFields({ frequency_penalty: 2.5 }), code: 'invalid_parameter', param: 'frequency_penalty', message: 'frequency_penalty must be a number between -2 and 2, got 2.5.' },
   { name: 'presence_penalty as string', body: withFields({ presence_penalty: '1' }), code: 'invalid_parameter', param: 'presence_penalty', message: 'presence_penalty must be a number or null, got string.' },
   { name: 'logit_bias value out of range', body: withFields({ logit_bias: { '50256': 101 } }), code: 'invalid_parameter', param: 'logit_bias["50256"]', message: 'logit_bias["50256"] must be a number between -100 and 100, got 101.' },
+  { name: 'logit_bias keyed by a word', body: withFields({ logit_bias: { fox: 5 } }), code: 'invalid_parameter', param: 'logit_bias', message: 'logit_bias has an invalid key "fox": keys must be token ids (whole numbers, such as "50256").' },
   { name: 'logit_bias as array', body: withFields({ logit_bias: [1] }), code: 'invalid_parameter', param: 'logit_bias', message: 'logit_bias must be an object mapping token ids to numbers or null, got array.' },
   { name: 'logprobs as string', body: withFields({ logprobs: 'yes' }), code: 'invalid_parameter', param: 'logprobs', message: 'logprobs must be a boolean or null, got string.' },
   { name: 'top_logprobs too high', body: withFields({ logprobs: true, top_logprobs: 21 }), code: 'invalid_parameter', param: 'top_logprobs', message: 'top_logprobs must be an integer between 0 and 20, got 21.' },

@@ -158,7 +158,12 @@ export const ChatRequestSchema = Type.Object({
   frequency_penalty: Type.Optional(Penalty),
   presence_penalty: Type.Optional(Penalty),
   logit_bias: Type.Optional(
-    Nullable(Dict(Type.Number({ minimum: -100, maximum: 100 }), { expected: 'an object mapping token ids to numbers' })),
+    Nullable(
+      Dict(Type.Number({ minimum: -100, maximum: 100 }), {
+        expected: 'an object mapping token ids to numbers',
+        propertyNames: { pattern: '^[0-9]{1,10}$', expected: 'token ids (whole numbers, such as "50256")' },
+      }),
+    ),
   ),
   logprobs: Type.Optional(Nullable(Type.Boolean())),
   top_logprobs: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 20 }))),
