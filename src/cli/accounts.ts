@@ -88,6 +88,8 @@ export async function accounts(argv: string[]): Promise<number> {
     case 'ledger': {
       const cmd = parseCommand(rest, { limit: { type: 'string' } }, ['ID'], 'accounts ledger ID [--limit N]');
       const limit = (cmd.values.limit as string | undefined) ?? '20';
+      // A mistake on the command line, told as one (exit status 2), not left for the server to refuse.
+      if (!/^[1-9]\d{0,8}$/.test(limit)) throw new UsageError(`--limit must be a whole number of entries, such as 50 (got "${limit}")`);
       const ledger = await cmd.client().get<LedgerListView>(`/accounts/${seg(cmd.positionals[0]!)}/ledger?limit=${encodeURIComponent(limit)}`);
       if (cmd.json) printJson(ledger);
       else {

@@ -122,6 +122,8 @@ describe('tollgate accounts', () => {
       ['accounts', 'show', 'a', 'b'],
       ['accounts', 'create', 'x'],
       ['accounts', 'topup', 'acct', 'ten'],
+      ['accounts', 'ledger', 'acct', '--limit', 'abc'],
+      ['accounts', 'ledger', 'acct', '--limit', '0'],
       ['accounts', 'list', '--colour'],
       ['keys', 'set-scope', 'AAAAAAAAAAAA'],
       ['keys', 'show', 'not-a-key-id'],
