@@ -1,7 +1,9 @@
 /**
  * `${ENV_VAR}` and `${ENV_VAR:-default}` in the configuration's string values. Interpolation runs
  * on the parsed tree, never on the YAML text, so a variable's value can never inject structure.
- * `$${` writes a literal `${`.
+ * `$${` writes a literal `${`. Values stay strings here: the validator turns a string into the
+ * number or boolean a field takes (`port: ${PORT}`), and leaves a string field a string, so that
+ * a token made of digits is not made a number.
  */
 import { ConfigError } from './config-error.js';
 
@@ -20,18 +22,13 @@ export function interpolate(value: unknown, env: NodeJS.ProcessEnv, source: stri
   return value;
 }
 
-function interpolateString(text: string, env: NodeJS.ProcessEnv, source: string, path: string): string | number | boolean {
+function interpolateString(text: string, env: NodeJS.ProcessEnv, source: string, path: string): string {
   if (!text.includes('${')) return text;
-  const whole = /^\$\{[^}]*\}$/.test(text);
-  const result = text.replace(PATTERN, (match, name: string | undefined, fallback: string | undefined) => {
+  return text.replace(PATTERN, (match, name: string | undefined, fallback: string | undefined) => {
     if (match === '$${') return '${';
     const found = env[name as string];
     if (found !== undefined && found !== '') return found;
     if (fallback !== undefined) return fallback;
     throw new ConfigError(source, path || null, `environment variable ${name} is not set (write \${${name}:-default} to give a default)`);
   });
-  // A value that is exactly one variable takes the variable's type, so `port: ${PORT}` is a number.
-  if (whole && /^-?\d+(\.\d+)?$/.test(result)) return Number(result);
-  if (whole && (result === 'true' || result === 'false')) return result === 'true';
-  return result;
 }

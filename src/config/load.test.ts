@@ -47,6 +47,15 @@ describe('configuration loading', () => {
     expect(config.server.host).toBe('0.0.0.0');
   });
 
+  it('gives a variable the type of its field: a token of digits stays a string, a flag becomes a boolean', () => {
+    const text = `${minimal.replace('api_key: ${UPSTREAM_KEY}', 'api_key: "${UPSTREAM_KEY}"')}\nserver: { admin_token: "\${TOKEN}" }\nmetrics: { enabled: "\${METRICS}" }\n`;
+    const config = parseConfigText(text, 'f', { UPSTREAM_KEY: '0123456789', TOKEN: '12345678901234567890', METRICS: 'false' });
+    expect(config.providers[0]?.api_key).toBe('0123456789');
+    expect(config.server.admin_token).toBe('12345678901234567890');
+    expect(config.metrics.enabled).toBe(false);
+    expect(() => parseConfigText(`${minimal}\nserver: { port: "\${PORT}" }\n`, 'f', { UPSTREAM_KEY: 'k', PORT: 'eighty' })).toThrow('server.port');
+  });
+
   it('names the field and the variable when a variable is missing', () => {
     const err = configError(minimal, {});
     expect(err.message).toBe('tollgate.yaml: providers[0].api_key: environment variable UPSTREAM_KEY is not set (write ${UPSTREAM_KEY:-default} to give a default)');

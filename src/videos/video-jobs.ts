@@ -122,7 +122,8 @@ export class VideoJobs {
   async delete(accountId: string, id: string): Promise<void> {
     const job = await this.find(accountId, id);
     if (videoInFlight(job.status)) {
-      throw new GatewayError('video_job_in_progress', `The video job ${id} is still ${job.status}; cancel it first, or wait until it finishes.`, { param: 'video_id' });
+      // As the resend and the download of a job in flight say: look again in a few seconds.
+      throw new GatewayError('video_job_in_progress', `The video job ${id} is still ${job.status}; cancel it first, or wait until it finishes.`, { param: 'video_id', retryAfterSeconds: 5 });
     }
     await this.store.deleteVideoJob(job.id);
     if (job.assetId !== null) await this.assets.delete(job.assetId);

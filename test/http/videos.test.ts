@@ -139,7 +139,9 @@ describe('video jobs', () => {
     const resend = await errorOf(await post('/videos', body, { 'idempotency-key': 'film-1' }));
     expect([resend.status, resend.body.error.code]).toEqual([409, 'video_job_in_progress']);
     expect(resend.body.error.message).toContain(job.id);
-    const deleting = await errorOf(await fetch(`${gw.baseURL}/videos/${job.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${gw.keys.main}` } }));
+    const deleteAnswer = await fetch(`${gw.baseURL}/videos/${job.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${gw.keys.main}` } });
+    expect(deleteAnswer.headers.get('retry-after')).toBe('5');
+    const deleting = await errorOf(deleteAnswer);
     expect([deleting.status, deleting.body.error.code]).toEqual([409, 'video_job_in_progress']);
     const content = await errorOf(await fetch(`${gw.baseURL}/videos/${job.id}/content`, { headers: { authorization: `Bearer ${gw.keys.main}` } }));
     expect(content.status).toBe(409);
