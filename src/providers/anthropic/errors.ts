@@ -42,12 +42,16 @@ export function anthropicStatusError(providerId: string, status: number, bodyTex
 const CREDIT_EXHAUSTED = /credit balance is too low/i;
 
 /**
- * An `error` event arrives after the 200 was sent, so there is no status to map: overload is
- * the one kind worth retrying elsewhere, anything else is a plain upstream failure.
+ * An `error` event arrives after the 200 was sent, so there is no status to map: overload and
+ * rate limiting are the kinds worth retrying elsewhere (503 upstream_unavailable, as their HTTP
+ * statuses 529 and 429 are), anything else is a plain upstream failure.
  */
 export function anthropicStreamError(providerId: string, data: string): GatewayError {
   const { type, message } = parseErrorBody(data);
   const detail = message ?? type ?? 'unknown error';
+  if (type === 'rate_limit_error') {
+    return new GatewayError('upstream_unavailable', `Provider "${providerId}" is rate limiting the gateway and stopped the stream: ${detail}`);
+  }
   if (type === 'overloaded_error') {
     return new GatewayError('upstream_unavailable', `Provider "${providerId}" is overloaded and stopped the stream: ${detail}`);
   }

@@ -144,6 +144,9 @@ describe('StreamTranslator', () => {
     const overloaded = await run([START, { event: 'error', data: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' }]);
     expect((overloaded.error as GatewayError).code).toBe('upstream_unavailable');
     expect((overloaded.error as GatewayError).message).toContain('Overloaded');
+    const limited = await run([START, { event: 'error', data: '{"type":"error","error":{"type":"rate_limit_error","message":"Slow down"}}' }]);
+    expect((limited.error as GatewayError).code).toBe('upstream_unavailable');
+    expect((limited.error as GatewayError).message).toContain('Slow down');
     const other = await run([START, { event: 'error', data: '{"type":"error","error":{"type":"api_error","message":"Internal"}}' }]);
     expect((other.error as GatewayError).code).toBe('upstream_error');
     expect((other.error as GatewayError).message).toContain('Internal');

@@ -162,12 +162,44 @@ describe('toGenerateContentRequest: conversation shape', () => {
       },
       {
         role: 'user',
+        // In the order of the calls, whatever order the results came in.
         parts: [
-          { functionResponse: { name: 'get_time', response: { output: '12:00' } } },
           { functionResponse: { name: 'get_weather', response: { output: '18C' } } },
+          { functionResponse: { name: 'get_time', response: { output: '12:00' } } },
           { text: 'Thanks' },
         ],
       },
+    ]);
+  });
+
+  it('refuses a conversation of system messages alone with 422, as Gemini needs a turn to answer', () => {
+    expect(() => translate({ messages: [{ role: 'system', content: 'Be brief.' }] })).toThrow(expect.objectContaining({ status: 422, code: 'incompatible_parameters', param: 'messages' }));
+  });
+
+  it('drops empty stop sequences, which stop nothing', () => {
+    expect(translate({ messages: [{ role: 'user', content: 'x' }], stop: ['', 'END'] }).generationConfig?.stopSequences).toEqual(['END']);
+    expect(translate({ messages: [{ role: 'user', content: 'x' }], stop: '' }).generationConfig?.stopSequences).toBeUndefined();
+  });
+
+  it('gives two calls of one function their own results, in the order of the calls', () => {
+    const body = translate({
+      messages: [
+        { role: 'user', content: 'Weather in Paris and Rome?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_paris', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+            { id: 'call_rome', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_rome', content: 'Rome: 25C' },
+        { role: 'tool', tool_call_id: 'call_paris', content: 'Paris: 18C' },
+      ],
+    });
+    expect(body.contents[2]?.parts).toEqual([
+      { functionResponse: { name: 'get_weather', response: { output: 'Paris: 18C' } } },
+      { functionResponse: { name: 'get_weather', response: { output: 'Rome: 25C' } } },
     ]);
   });
 

@@ -88,8 +88,9 @@ function generationConfig(req: ChatCompletionRequest, defaultMaxTokens: number):
   if (req.temperature != null) config.temperature = req.temperature;
   if (req.top_p != null) config.topP = req.top_p;
   if (req.stop != null) {
-    const stops = typeof req.stop === 'string' ? [req.stop] : req.stop;
-    if (stops.length > 0) config.stopSequences = [...stops];
+    // An empty stop sequence stops nothing; dropped, as for Anthropic.
+    const stops = (typeof req.stop === 'string' ? [req.stop] : req.stop).filter((stop) => stop !== '');
+    if (stops.length > 0) config.stopSequences = stops;
   }
   if (req.n != null && req.n !== 1) config.candidateCount = req.n;
   if (req.seed != null) config.seed = req.seed;
@@ -108,6 +109,13 @@ function translateMessages(input: ChatMessage[], fillSignatures: boolean): { sys
   const contents: Content[] = [];
   /** tool_call_id → function name: Gemini matches a result to its call by name. */
   const toolNames = new Map<string, string>();
+  /**
+   * tool_call_id → its place among its step's calls. Gemini matches results to calls by name and
+   * order, OpenAI callers by id in any order: two calls of one function must get their results in
+   * the order they were made, or each gets the other's.
+   */
+  const callPlace = new Map<string, number>();
+  const resultPlace = new Map<Part, number>();
 
   input.forEach((msg, i) => {
     switch (msg.role) {
@@ -123,18 +131,30 @@ function translateMessages(input: ChatMessage[], fillSignatures: boolean): { sys
         return;
       case 'assistant':
         push(contents, 'model', modelParts(msg, i, toolNames, fillSignatures));
+        msg.tool_calls?.forEach((call, place) => callPlace.set(call.id, place));
         return;
-      case 'tool':
-        push(contents, 'user', [functionResponsePart(msg, i, toolNames)]);
+      case 'tool': {
+        const part = functionResponsePart(msg, i, toolNames);
+        resultPlace.set(part, callPlace.get(msg.tool_call_id as string) ?? Number.MAX_SAFE_INTEGER);
+        push(contents, 'user', [part]);
         return;
+      }
       default:
         throw new GatewayError('invalid_parameter', `Unknown message role "${String(msg.role)}".`, { param: `messages[${i}].role` });
     }
   });
 
+  if (contents.length === 0) {
+    // OpenAI answers a conversation of system messages alone; Gemini needs a turn to answer, and
+    // would refuse the request after admission as an upstream error.
+    throw new GatewayError('incompatible_parameters', 'This provider needs at least one user or assistant message with content in it.', { param: 'messages' });
+  }
   for (const content of contents) {
     // The results of one step's calls belong together, ahead of anything the user added.
-    if (content.role === 'user') content.parts = stablePartition(content.parts, (p) => p.functionResponse !== undefined);
+    if (content.role !== 'user') continue;
+    const parts = stablePartition(content.parts, (p) => p.functionResponse !== undefined);
+    const results = parts.filter((p) => p.functionResponse !== undefined).sort((a, b) => (resultPlace.get(a) ?? 0) - (resultPlace.get(b) ?? 0));
+    content.parts = [...results, ...parts.slice(results.length)];
   }
   return { system: systemParts.length > 0 ? systemParts.join('\n\n') : undefined, contents };
 }

@@ -81,6 +81,16 @@ describe('toChatCompletion', () => {
     expect(choice.finish_reason).toBe('content_filter');
   });
 
+  it.each(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'TOO_MANY_TOOL_CALLS'])('fails an answer that ended in %s without a call (502 upstream_error), not an empty stop', (reason) => {
+    for (const parts of [[], [{ text: 'Let me call' }]]) {
+      const err = rejection(answer({ candidates: [candidate(parts, reason)] }));
+      expect([err.status, err.code]).toEqual([502, 'upstream_error']);
+      expect(err.message).toContain(reason);
+    }
+    // A call that did come is relayed as the call it is.
+    expect(toChatCompletion(answer({ candidates: [candidate([{ functionCall: { name: 'f', args: {} } }], reason)] }), CTX).choices[0]?.finish_reason).toBe('tool_calls');
+  });
+
   it('returns one choice per candidate, in index order, a missing index being 0', () => {
     const completion = toChatCompletion(answer({ candidates: [candidate([{ text: 'B' }], 'MAX_TOKENS', { index: 1 }), candidate([{ text: 'A' }])] }), CTX);
     expect(completion.choices.map((c) => [c.index, c.message.content, c.finish_reason])).toEqual([

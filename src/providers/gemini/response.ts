@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { ChatCompletion, ChatCompletionChoice, FinishReason, ToolCall, Usage } from '../../protocol/chat.js';
 import { errorDetail, geminiReportedError, isRecord, malformed, parseJson, type ErrorContext } from './errors.js';
 import { toolCallId } from './tool-call-id.js';
+import { GatewayError } from '../../errors/index.js';
 
 export interface ResponseContext extends ErrorContext {
   /** Named as the completion's model: Gemini's own `modelVersion` is a build name, not the configured model. */
@@ -23,6 +24,19 @@ export type CandidatePiece =
 /** Gemini gives no completion id; its responseId is unique per answer, else a random one is made. */
 export function completionId(responseId: unknown): string {
   return `chatcmpl-${typeof responseId === 'string' && responseId !== '' ? responseId : randomBytes(12).toString('hex')}`;
+}
+
+/**
+ * Reasons Gemini gives when the model tried to call a function and failed: the answer it meant to
+ * give is not there (usually no content at all). Shown as a normal stop, an agent would read
+ * "finished, with nothing to say"; it is the upstream failing, so another route may be tried.
+ */
+const FAILED_CALL_REASONS = new Set(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'TOO_MANY_TOOL_CALLS']);
+
+/** Throws for a candidate that ended in a failed function call without making one. */
+export function checkFailedCall(providerId: string, reason: unknown, calledTools: boolean): void {
+  if (calledTools || typeof reason !== 'string' || !FAILED_CALL_REASONS.has(reason)) return;
+  throw new GatewayError('upstream_error', `Provider "${providerId}" ended the answer with ${reason}: the model's function call failed, so there is no answer to relay.`);
 }
 
 /**
@@ -160,5 +174,6 @@ function toChoice(providerId: string, candidate: Record<string, unknown>, index:
   const toolCalls = pieces.flatMap((p) => (p.kind === 'call' ? [toToolCall(p)] : []));
   const message: ChatCompletionChoice['message'] = { role: 'assistant', content: texts.length > 0 ? texts.join('') : null, refusal: null };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  checkFailedCall(providerId, candidate.finishReason, toolCalls.length > 0);
   return { index, message, finish_reason: toFinishReason(candidate.finishReason, toolCalls.length > 0), logprobs: null };
 }

@@ -44,6 +44,13 @@ async function run(events: SseEvent[], fault?: Error): Promise<{ batches: Stream
 }
 
 describe('StreamTranslator', () => {
+  it('ends a stream whose function call failed (MALFORMED_FUNCTION_CALL) with an upstream error, not a clean stop', async () => {
+    const { pieces, error } = await run([chunk([{ text: 'Calling' }]), chunk(null, 'MALFORMED_FUNCTION_CALL', USAGE)]);
+    expect(error).toBeInstanceOf(GatewayError);
+    expect((error as GatewayError).code).toBe('upstream_error');
+    expect(chunks(pieces).some((c) => c.choices[0]?.finish_reason != null)).toBe(false);
+  });
+
   it('streams role, text and finish chunks, then one usage-only chunk', async () => {
     const { batches, pieces, error, translator } = await run([chunk([{ text: 'Hel' }]), chunk([{ text: 'lo' }], 'STOP', USAGE)]);
     expect(error).toBeUndefined();

@@ -12,6 +12,7 @@ import type { StreamPiece } from '../types.js';
 import type { SseEvent } from '../upstream/sse.js';
 import { errorDetail, geminiReportedError, isRecord, malformed, parseJson } from './errors.js';
 import {
+  checkFailedCall,
   candidateIndexes,
   candidateList,
   candidatePieces,
@@ -96,6 +97,7 @@ export class StreamTranslator {
     }
     const reason = candidate.finishReason;
     if (typeof reason === 'string' && reason !== '' && reason !== 'FINISH_REASON_UNSPECIFIED') {
+      checkFailedCall(this.ctx.providerId, reason, (this.toolCalls.get(index) ?? 0) > 0);
       this.end(index, toFinishReason(reason, (this.toolCalls.get(index) ?? 0) > 0), pieces);
     }
   }
