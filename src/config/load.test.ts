@@ -54,6 +54,21 @@ describe('configuration loading', () => {
     expect(config.server.admin_token).toBe('12345678901234567890');
     expect(config.metrics.enabled).toBe(false);
     expect(() => parseConfigText(`${minimal}\nserver: { port: "\${PORT}" }\n`, 'f', { UPSTREAM_KEY: 'k', PORT: 'eighty' })).toThrow('server.port');
+    // Under a named tier and in a list; a size, which takes text too, stays text and is read as a size.
+    const text2 = `${minimal.replace('free: { models: ["llama*"] }', 'free: { models: ["llama*"], limits: { requests_per_minute: "${RPM}" } }')}\nserver: { body_limit: "\${LIMIT}" }\n`;
+    const sized = parseConfigText(text2, 'f', { UPSTREAM_KEY: 'k', LIMIT: '1048576', RPM: '60' });
+    expect(sized.server.body_limit).toBe('1048576');
+    expect(sized.tiers.free?.limits.requests_per_minute).toBe(60);
+  });
+
+  it.each([
+    ['an empty host', `${minimal}\nserver: { host: }\n`, 'server.host'],
+    ['a null port', `${minimal}\nserver: { port: ~ }\n`, 'server.port'],
+    ['a token written as a bare number', `${minimal}\nserver: { admin_token: 12345678901234567890 }\n`, 'server.admin_token'],
+    ['a boolean given as a number', `${minimal}\nmetrics: { enabled: 0 }\n`, 'metrics.enabled'],
+    ['a body limit of zero', `${minimal}\nserver: { body_limit: 0 }\n`, 'server.body_limit'],
+  ])('converts nothing written in the file itself: %s is refused', (_name, text, field) => {
+    expect(() => parseConfigText(text, 'f', { UPSTREAM_KEY: 'k' })).toThrow(field);
   });
 
   it('names the field and the variable when a variable is missing', () => {

@@ -4,7 +4,10 @@ import { parse, YAMLParseError } from 'yaml';
 import { ConfigError } from './config-error.js';
 import { interpolate } from './interpolate.js';
 import { validateConfig } from './validate.js';
-import type { Config } from './schema.js';
+import { ConfigSchema, type Config } from './schema.js';
+import { variableTyper } from './variable-types.js';
+
+const typeOfVariable = variableTyper(ConfigSchema);
 
 export function loadConfigFile(path: string, env: NodeJS.ProcessEnv = process.env): Config {
   let text: string;
@@ -30,5 +33,5 @@ export function parseConfigText(text: string, source: string, env: NodeJS.Proces
   if (raw !== null && raw !== undefined && (typeof raw !== 'object' || Array.isArray(raw))) {
     throw new ConfigError(source, null, 'must be a YAML mapping at the top level');
   }
-  return validateConfig(interpolate(raw, env, source), source);
+  return validateConfig(interpolate(raw, env, source, typeOfVariable), source);
 }

@@ -11,9 +11,7 @@ import { parseApiKey } from '../auth/api-key.js';
 import { ENDPOINT_NAMES, firstGlobMatchingNone } from '../auth/endpoint-names.js';
 import { SDK_NAMES } from '../auth/sdk.js';
 
-// coerceTypes: an environment variable is text; a field that takes a number or a boolean takes its
-// text ("8080", "true"), and a string field keeps digits as a string.
-const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false, coerceTypes: true });
+const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false });
 const validateSchema = ajv.compile<Config>(ConfigSchema);
 
 function fieldOf(error: ErrorObject): string {
