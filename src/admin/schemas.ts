@@ -9,7 +9,7 @@ import { GatewayError } from '../errors/index.js';
 import { ajv } from '../validation/ajv.js';
 import { ajvErrorToGatewayError, locate, typeName } from '../validation/ajv-errors.js';
 import { Nullable, StringEnum } from '../validation/schema-helpers.js';
-import { ENDPOINT_NAMES, firstGlobMatchingNone } from '../auth/endpoint-names.js';
+import { ENDPOINT_NAMES, matchesNone } from '../auth/endpoint-names.js';
 import { SDK_NAMES } from '../auth/sdk.js';
 
 /** The same ids as the configuration file's `accounts[].id`. */
@@ -110,16 +110,16 @@ export type CreateAccountBody = Static<typeof CreateAccountSchema>;
 export type UpdateKeyBody = Static<typeof UpdateKeySchema>;
 
 /**
- * A scope's endpoints and SDKs come from fixed lists: a name that matches none of them (a typo,
- * `chat/completion`) would have the key refused on every request, so it is refused here instead.
+ * A scope's endpoints and SDKs come from fixed lists: a list none of whose entries matches any of
+ * them (a typo, `chat/completion`) would have the key refused on every request, so it is refused
+ * here instead.
  */
 export function checkScopeNames(scope: Static<typeof ScopeSchema> | null | undefined): void {
   if (scope == null) return;
-  for (const [field, names] of [['endpoints', ENDPOINT_NAMES], ['sdks', SDK_NAMES]] as const) {
+  for (const [field, names, what] of [['endpoints', ENDPOINT_NAMES, 'endpoint'], ['sdks', SDK_NAMES, 'SDK']] as const) {
     const globs = scope[field];
-    const at = globs === undefined ? -1 : firstGlobMatchingNone(globs, names);
-    if (at !== -1) {
-      throw new GatewayError('invalid_parameter', `scope.${field}[${at}] "${String(globs?.[at]).slice(0, 100)}" matches no ${field === 'sdks' ? 'SDK' : 'endpoint'} (${names.join(', ')}).`, { param: `scope.${field}[${at}]` });
+    if (globs !== undefined && matchesNone(globs, names)) {
+      throw new GatewayError('invalid_parameter', `scope.${field} matches no ${what}, so the key would be refused on every request (${what}s: ${names.join(', ')}).`, { param: `scope.${field}` });
     }
   }
 }

@@ -1,7 +1,9 @@
 /**
  * The names tiers and key scopes give endpoints (`tiers.NAME.endpoints`, `scope.endpoints`), one
- * per route family. A name or glob that matches none of them is refused where it is written
- * (configuration, admin API): in a scope it would refuse every request silently.
+ * per route family. A list none of whose entries matches any of them is refused where it is
+ * written (configuration, admin API): it would refuse every request silently. An entry that
+ * matches nothing beside others that do is harmless (a shared list naming an endpoint this
+ * gateway lacks) and is taken.
  */
 import { GlobList } from '../util/glob.js';
 
@@ -24,7 +26,8 @@ export function isEndpointName(name: string): name is EndpointName {
   return (ENDPOINT_NAMES as readonly string[]).includes(name);
 }
 
-/** The index of the first of `globs` that matches none of `names`, or -1. */
-export function firstGlobMatchingNone(globs: readonly string[], names: readonly string[]): number {
-  return globs.findIndex((glob) => !names.some((name) => new GlobList([glob]).matches(name)));
+/** Whether a list of globs (an empty one too) matches none of `names`: a scope of it would refuse everything. */
+export function matchesNone(globs: readonly string[], names: readonly string[]): boolean {
+  const list = new GlobList(globs);
+  return !names.some((name) => list.matches(name));
 }

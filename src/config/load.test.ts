@@ -88,9 +88,10 @@ describe('configuration loading', () => {
     [`${minimal}\nserver: { body_limit: lots }\n`, 'server.body_limit', ''],
     [`${minimal}\nstorage: { url: "sqlite://" }\n`, 'storage.url', 'not a valid storage URL'],
     [`${minimal}\nstorage: { url: "postgres://[bad" }\n`, 'storage.url', 'not a valid storage URL'],
-    [minimal.replace('free: { models: ["llama*"] }', 'free: { models: ["llama*"], endpoints: [chat/completion] }'), 'tiers.free.endpoints[0]', '"chat/completion" matches no endpoint (chat/completions, responses,'],
-    [`${minimal}\naccounts: [{ id: a, tier: free, keys: [{ key: "${scopedKey}", scope: { endpoints: ["audio/*", "img*"] } }] }]\n`, 'accounts[0].keys[0].scope.endpoints[1]', '"img*" matches no endpoint'],
-    [`${minimal}\naccounts: [{ id: a, tier: free, keys: [{ key: "${scopedKey}", scope: { sdks: [openai-node] } }] }]\n`, 'accounts[0].keys[0].scope.sdks[0]', '"openai-node" matches no SDK (openai-js,'],
+    [minimal.replace('free: { models: ["llama*"] }', 'free: { models: ["llama*"], endpoints: [chat/completion] }'), 'tiers.free.endpoints', '["chat/completion"] matches no endpoint, so it would refuse every request (endpoints: chat/completions, responses,'],
+    [`${minimal}\naccounts: [{ id: a, tier: free, keys: [{ key: "${scopedKey}", scope: { endpoints: ["img*", "moderations"] } }] }]\n`, 'accounts[0].keys[0].scope.endpoints', 'matches no endpoint'],
+    [`${minimal}\naccounts: [{ id: a, tier: free, keys: [{ key: "${scopedKey}", scope: { sdks: [openai-node] } }] }]\n`, 'accounts[0].keys[0].scope.sdks', 'matches no SDK'],
+    [`${minimal}\naccounts: [{ id: a, tier: free, keys: [{ key: "${scopedKey}", scope: { endpoints: [] } }] }]\n`, 'accounts[0].keys[0].scope.endpoints', 'matches no endpoint'],
   ])('reports one clear message naming the field (%#)', (text, field, detail) => {
     const err = configError(text);
     expect(err.message.startsWith(`tollgate.yaml: ${field}: `)).toBe(true);
@@ -99,6 +100,11 @@ describe('configuration loading', () => {
 
   it('reports YAML syntax errors with their line', () => {
     expect(configError('providers: [\n  - id: x\n').message).toMatch(/^tollgate.yaml: is not valid YAML \(line \d+/);
+  });
+
+  it('takes a list of endpoints of which one names an endpoint this gateway lacks, beside ones it has', () => {
+    const config = parseConfigText(minimal.replace('free: { models: ["llama*"] }', 'free: { models: ["llama*"], endpoints: [chat/completions, moderations, "audio/*"] }'), 'f', { UPSTREAM_KEY: 'k' });
+    expect(config.tiers.free?.endpoints).toEqual(['chat/completions', 'moderations', 'audio/*']);
   });
 
   it('accepts bootstrap accounts with real keys and scopes', () => {

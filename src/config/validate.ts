@@ -8,7 +8,7 @@ import { ConfigSchema, type Config } from './schema.js';
 import { ConfigError } from './config-error.js';
 import { parseSize } from './size.js';
 import { parseApiKey } from '../auth/api-key.js';
-import { ENDPOINT_NAMES, firstGlobMatchingNone } from '../auth/endpoint-names.js';
+import { ENDPOINT_NAMES, matchesNone } from '../auth/endpoint-names.js';
 import { SDK_NAMES } from '../auth/sdk.js';
 
 const ajv = new Ajv({ useDefaults: true, allErrors: false, strict: false });
@@ -123,8 +123,7 @@ function checkReferences(config: Config, source: string): void {
     });
   });
   const matchingNone = (field: string, globs: readonly string[] | undefined, names: readonly string[], what: string): void => {
-    const at = globs === undefined ? -1 : firstGlobMatchingNone(globs, names);
-    if (at !== -1) fail(`${field}[${at}]`, `"${(globs as readonly string[])[at]}" matches no ${what} (${names.join(', ')})`);
+    if (globs !== undefined && matchesNone(globs, names)) fail(field, `${JSON.stringify(globs)} matches no ${what}, so it would refuse every request (${what}s: ${names.join(', ')})`);
   };
   for (const [name, tier] of Object.entries(config.tiers)) matchingNone(`tiers.${name}.endpoints`, tier.endpoints, ENDPOINT_NAMES, 'endpoint');
   const accountIds = new Set<string>();

@@ -49,7 +49,7 @@ function takes(nodes: readonly Node[], type: string): boolean {
 
 export function variableTyper(schema: TSchema): VariableTyper {
   return (path, text) => {
-    const nodes = schemasAt(schema as Node, path);
+    const nodes = schemasAt(schema, path);
     if (takes(nodes, 'string')) return text;
     if ((takes(nodes, 'number') || takes(nodes, 'integer')) && NUMBER.test(text)) return Number(text);
     if (takes(nodes, 'boolean') && (text === 'true' || text === 'false')) return text === 'true';
