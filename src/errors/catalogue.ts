@@ -87,6 +87,7 @@ export const ERROR_CODES = {
 
   // 502: the upstream answered with something we cannot use.
   upstream_error: { status: 502, message: 'The upstream provider failed to serve the request.' },
+  upstream_generation_failed: { status: 502, message: 'The model failed to produce a valid answer (a malformed function call); resending may succeed.' },
   upstream_malformed_response: { status: 502, message: 'The upstream provider returned a response that could not be used.' },
   upstream_auth_failed: { status: 502, message: "The gateway's credentials for the upstream provider were refused." },
   upstream_unreachable: { status: 502, message: 'The upstream provider could not be reached.' },

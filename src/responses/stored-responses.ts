@@ -91,7 +91,7 @@ export class StoredResponses {
    */
   private async extendConversation(accountId: string, previousResponseId: string, now: number): Promise<void> {
     try {
-      await this.store.extendStoredResponseChain(accountId, previousResponseId, now, MAX_REFERENCED_RESPONSES, now + this.retentionMs, now + this.retentionMs / 2);
+      await this.store.extendStoredResponseChain(accountId, previousResponseId, now, MAX_REFERENCED_RESPONSES, now + this.retentionMs, now + Math.floor(this.retentionMs / 2));
     } catch (err) {
       this.logger.error({ err, response_id: previousResponseId }, 'could not keep a conversation longer; it expires with its first response');
     }
@@ -155,7 +155,7 @@ export class StoredResponses {
     if (responseIds.length > MAX_REFERENCED_RESPONSES) {
       throw new GatewayError('invalid_parameter', `input refers to items of ${responseIds.length} responses; at most ${MAX_REFERENCED_RESPONSES} may be referred to in one request.`, { param: 'input' });
     }
-    const responses = await this.store.getStoredResponses(accountId, responseIds, Date.now()).catch((err: unknown) => {
+    const responses = await this.store.getStoredResponseOutputs(accountId, responseIds, Date.now()).catch((err: unknown) => {
       throw storeUnavailable(err);
     });
     let bytes = 0;

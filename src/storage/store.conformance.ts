@@ -199,6 +199,8 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       await store.putStoredResponse({ ...response, id: 'resp_2', expiresAt: now + 10 });
       expect(await store.getStoredResponses('m1', ['resp_1', 'resp_2', 'resp_3'], now)).toEqual(expect.arrayContaining([response, { ...response, id: 'resp_2', expiresAt: now + 10 }]));
       expect(await store.getStoredResponses('m2', ['resp_1'], now)).toEqual([]);
+      expect(await store.getStoredResponseOutputs('m1', ['resp_1', 'resp_3'], now)).toEqual([{ id: 'resp_1', output: response.output }]);
+      expect(await store.getStoredResponseOutputs('m2', ['resp_1'], now)).toEqual([]);
       expect(await store.getStoredResponses('m1', ['resp_1', 'resp_2'], now + 500)).toEqual([response]);
       expect(await store.deleteExpiredStoredResponses(now + 500, 10)).toBe(1);
       expect(await store.getStoredResponses('m1', ['resp_2'], now)).toEqual([]);

@@ -312,6 +312,8 @@ export interface Store {
   putStoredResponse(response: StoredResponse): Promise<void>;
   /** The account's stored responses among `ids` that have not expired at `now`. */
   getStoredResponses(accountId: string, ids: readonly string[], now: number): Promise<StoredResponse[]>;
+  /** Only the output items of the same: what an item reference needs, not the rows' inputs. */
+  getStoredResponseOutputs(accountId: string, ids: readonly string[], now: number): Promise<Array<Pick<StoredResponse, 'id' | 'output'>>>;
   /**
    * The account's response `id` and the ones it continued, newest first, at most `limit`: the
    * walk stops at the first one that is not the account's, has expired at `now` or does not exist.

@@ -189,7 +189,8 @@ describe('kept responses: previous_response_id, retrieve and delete', () => {
     for await (const event of stream) if (event.type === 'response.completed') completed = event.response;
     expect(await client.responses.retrieve(completed!.id)).toEqual({ ...completed, output_text: 'This is a mock reply to: Keep me streamed' });
 
-    const deleted = await fetch(`${gw.baseURL}/responses/${answered.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${gw.keys.main}` } });
+    // As openai-python sends it: labelled JSON, with no body.
+    const deleted = await fetch(`${gw.baseURL}/responses/${answered.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json', 'content-length': '0' } });
     expect(deleted.status).toBe(200);
     expect(deleted.headers.get('x-request-id')).toMatch(/^req_/);
     expect(await deleted.json()).toEqual({ id: answered.id, object: 'response', deleted: true });
@@ -204,6 +205,8 @@ describe('kept responses: previous_response_id, retrieve and delete', () => {
     const { status, body } = await errorOf(await fetch(`${gw.baseURL}/responses/${kept.id}?stream=true`, { headers: { authorization: `Bearer ${gw.keys.main}` } }));
     expect([status, body.error.code, body.error.param]).toEqual([400, 'invalid_parameter', 'stream']);
     expect(await client.responses.retrieve(kept.id, { stream: false })).toEqual(kept);
+    const notStreamed = await fetch(`${gw.baseURL}/responses/${kept.id}?stream=0`, { headers: { authorization: `Bearer ${gw.keys.main}` } });
+    expect(notStreamed.status).toBe(200);
   });
 
   it('keeps nothing sent with store: false, and shows nothing to another account', async () => {

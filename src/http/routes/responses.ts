@@ -21,7 +21,7 @@ export function responseRoutes(app: FastifyInstance, responses: StoredResponses,
   app.get<{ Params: ResponseParams; Querystring: Record<string, unknown> }>('/responses/:response_id', { config }, async (request, reply) => {
     const id = request.params.response_id;
     // OpenAI streams a background response's events again; the SDK would wait for events in a JSON answer.
-    if (request.query.stream !== undefined && request.query.stream !== 'false') {
+    if (typeof request.query.stream === 'string' && /^(true|1)$/i.test(request.query.stream)) {
       throw new GatewayError('invalid_parameter', 'stream is not supported: a kept response is read back whole (responses are not run in the background here).', { param: 'stream' });
     }
     const response = await responses.get(accountOf(request), id);

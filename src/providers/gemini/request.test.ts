@@ -172,6 +172,21 @@ describe('toGenerateContentRequest: conversation shape', () => {
     ]);
   });
 
+  it('orders results by the calls across assistant messages merged into one model turn', () => {
+    const call = (id: string, name: string) => ({ id, type: 'function' as const, function: { name, arguments: '{}' } });
+    const body = translate({
+      messages: [
+        { role: 'user', content: 'Go' },
+        { role: 'assistant', content: null, tool_calls: [call('a', 'f'), call('b', 'g')] },
+        { role: 'assistant', content: null, tool_calls: [call('c', 'f')] },
+        { role: 'tool', tool_call_id: 'a', content: 'A' },
+        { role: 'tool', tool_call_id: 'b', content: 'B' },
+        { role: 'tool', tool_call_id: 'c', content: 'C' },
+      ],
+    });
+    expect(body.contents[2]?.parts.map((p) => p.functionResponse?.response)).toEqual([{ output: 'A' }, { output: 'B' }, { output: 'C' }]);
+  });
+
   it('refuses a conversation of system messages alone with 422, as Gemini needs a turn to answer', () => {
     expect(() => translate({ messages: [{ role: 'system', content: 'Be brief.' }] })).toThrow(expect.objectContaining({ status: 422, code: 'incompatible_parameters', param: 'messages' }));
   });

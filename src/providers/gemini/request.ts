@@ -131,7 +131,8 @@ function translateMessages(input: ChatMessage[], fillSignatures: boolean): { sys
         return;
       case 'assistant':
         push(contents, 'model', modelParts(msg, i, toolNames, fillSignatures));
-        msg.tool_calls?.forEach((call, place) => callPlace.set(call.id, place));
+        // One count over the whole conversation: consecutive assistant messages merge into one turn.
+        for (const call of msg.tool_calls ?? []) callPlace.set(call.id, callPlace.size);
         return;
       case 'tool': {
         const part = functionResponsePart(msg, i, toolNames);

@@ -81,10 +81,10 @@ describe('toChatCompletion', () => {
     expect(choice.finish_reason).toBe('content_filter');
   });
 
-  it.each(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'TOO_MANY_TOOL_CALLS'])('fails an answer that ended in %s without a call (502 upstream_error), not an empty stop', (reason) => {
+  it.each(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'TOO_MANY_TOOL_CALLS'])('fails an answer that ended in %s without a call (502 upstream_generation_failed), not an empty stop', (reason) => {
     for (const parts of [[], [{ text: 'Let me call' }]]) {
       const err = rejection(answer({ candidates: [candidate(parts, reason)] }));
-      expect([err.status, err.code]).toEqual([502, 'upstream_error']);
+      expect([err.status, err.code]).toEqual([502, 'upstream_generation_failed']);
       expect(err.message).toContain(reason);
     }
     // A call that did come is relayed as the call it is.

@@ -29,14 +29,16 @@ export function completionId(responseId: unknown): string {
 /**
  * Reasons Gemini gives when the model tried to call a function and failed: the answer it meant to
  * give is not there (usually no content at all). Shown as a normal stop, an agent would read
- * "finished, with nothing to say"; it is the upstream failing, so another route may be tried.
+ * "finished, with nothing to say". It is this generation failing, usually over the prompt or the
+ * tools' schemas, not the route: it is neither failed over nor counted against the route's
+ * breaker (one caller's prompt could otherwise open it for everyone), and a resend may succeed.
  */
 const FAILED_CALL_REASONS = new Set(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'TOO_MANY_TOOL_CALLS']);
 
 /** Throws for a candidate that ended in a failed function call without making one. */
 export function checkFailedCall(providerId: string, reason: unknown, calledTools: boolean): void {
   if (calledTools || typeof reason !== 'string' || !FAILED_CALL_REASONS.has(reason)) return;
-  throw new GatewayError('upstream_error', `Provider "${providerId}" ended the answer with ${reason}: the model's function call failed, so there is no answer to relay.`);
+  throw new GatewayError('upstream_generation_failed', `Provider "${providerId}" ended the answer with ${reason}: the model's function call failed, so there is no answer to relay.`);
 }
 
 /**

@@ -47,7 +47,7 @@ describe('StreamTranslator', () => {
   it('ends a stream whose function call failed (MALFORMED_FUNCTION_CALL) with an upstream error, not a clean stop', async () => {
     const { pieces, error } = await run([chunk([{ text: 'Calling' }]), chunk(null, 'MALFORMED_FUNCTION_CALL', USAGE)]);
     expect(error).toBeInstanceOf(GatewayError);
-    expect((error as GatewayError).code).toBe('upstream_error');
+    expect((error as GatewayError).code).toBe('upstream_generation_failed');
     expect(chunks(pieces).some((c) => c.choices[0]?.finish_reason != null)).toBe(false);
   });
 

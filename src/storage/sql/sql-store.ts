@@ -397,6 +397,11 @@ export class SqlStore implements Store {
     return rows.map(storedResponseOf);
   }
 
+  async getStoredResponseOutputs(accountId: string, ids: readonly string[], now: number): Promise<Array<Pick<StoredResponse, 'id' | 'output'>>> {
+    if (ids.length === 0) return [];
+    return this.db.selectFrom('stored_responses').select(['id', 'output']).where('id', 'in', [...ids]).where('account_id', '=', accountId).where('expires_at', '>', now).execute();
+  }
+
   async getStoredResponseChain(accountId: string, id: string, now: number, limit: number): Promise<StoredResponseTurn[]> {
     // One round trip for the whole conversation, however long: a recursive query, which SQLite
     // and PostgreSQL both run. `depth` orders it and bounds it.
