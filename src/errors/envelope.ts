@@ -3,6 +3,7 @@
  * that tell clients whether and when to retry (see shared/guides/CLIENTS.md).
  */
 import { GatewayError } from './gateway-error.js';
+import { scrubSecrets } from './secrets.js';
 
 export interface ErrorEnvelope {
   error: { message: string; type: string; param: string | null; code: string };
@@ -15,7 +16,7 @@ export function toGatewayError(value: unknown): GatewayError {
 }
 
 export function toEnvelope(err: GatewayError): ErrorEnvelope {
-  return { error: { message: err.message, type: err.type, param: err.param, code: err.code } };
+  return { error: { message: scrubSecrets(err.message), type: err.type, param: err.param === null ? null : scrubSecrets(err.param), code: err.code } };
 }
 
 export function envelopeJson(err: GatewayError): string {

@@ -3,6 +3,7 @@
  * their public id only, and these paths are redacted as a second line of defence.
  */
 import { pino, type Logger } from 'pino';
+import { scrubSecrets } from '../errors/index.js';
 
 export type { Logger };
 
@@ -15,8 +16,17 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
       paths: ['authorization', '*.authorization', 'headers.authorization', '*.headers.authorization', 'api_key', '*.api_key', 'key', '*.key', 'admin_token', '*.admin_token'],
       censor: '[redacted]',
     },
+    // An error's message may hold what an upstream echoed of a provider credential.
+    serializers: { err: scrubbedError },
   };
   return destination === undefined ? pino(options) : pino(options, destination);
+}
+
+function scrubbedError(value: Error): ReturnType<typeof pino.stdSerializers.err> {
+  const serialized = pino.stdSerializers.err(value);
+  serialized.message = scrubSecrets(serialized.message);
+  serialized.stack = scrubSecrets(serialized.stack);
+  return serialized;
 }
 
 /** One request as the access log records it. Strings the caller chose are escaped when written. */

@@ -5,8 +5,11 @@ import { createGeminiAdapter } from './gemini/adapter.js';
 import { createMockAdapter } from './mock/adapter.js';
 import { createOpenAIAdapter } from './openai/adapter.js';
 import type { AdapterOptions, ProviderAdapter } from './types.js';
+import { keepProviderSecrets } from '../errors/index.js';
 
 export function createAdapter(provider: ProviderConfig, options: AdapterOptions): ProviderAdapter {
+  // Whatever an upstream echoes of these, no caller sees it (src/errors/secrets.ts).
+  keepProviderSecrets(provider.api_key, provider.headers);
   switch (provider.kind) {
     case 'openai':
       return createOpenAIAdapter(provider, options);

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { startGateway, type RunningGateway } from '../support/gateway-harness.js';
+import { errorOf, startGateway, type RunningGateway } from '../support/gateway-harness.js';
 import { FAKE_DEFAULT_REPLY, FAKE_OPENAI_KEY, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server.js';
 import { FAKE_ANTHROPIC_API_KEY, FAKE_DEFAULT_TEXT, startFakeAnthropic, type FakeAnthropic } from '../fakes/anthropic-server.js';
 
@@ -123,6 +123,27 @@ describe('translation and faults through real wire formats', () => {
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect((err as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('messages');
     expect(String((err as Error).message)).toContain('maximum context length');
+  });
+
+  it('never shows a caller a provider key an upstream echoes, in a message or a param', async () => {
+    const ask = (model: string) =>
+      fetch(`${gw.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model, messages: [{ role: 'user', content: 'x' }] }),
+      });
+    anthropicUpstream.behave({ kind: 'error', status: 400, errorType: 'invalid_request_error', message: `bad request with x-api-key ${FAKE_ANTHROPIC_API_KEY}` });
+    const anthropic = await ask('claude-test');
+    const anthropicText = await anthropic.text();
+    expect(anthropic.status).toBe(400);
+    expect(anthropicText).not.toContain(FAKE_ANTHROPIC_API_KEY);
+    expect(anthropicText).toContain('x-api-key [redacted]');
+
+    openaiUpstream.behave({ kind: 'error', status: 400, type: 'invalid_request_error', code: null, message: 'bad header', param: `header:${FAKE_OPENAI_KEY}` });
+    const openai = await errorOf(await ask('gpt-test'));
+    expect(openai.status).toBe(400);
+    expect(openai.body.error.param).toBeNull();
+    expect(JSON.stringify(openai.body)).not.toContain(FAKE_OPENAI_KEY);
   });
 
   it('answers 503 with Retry-After when Anthropic is overloaded (529)', async () => {

@@ -74,7 +74,7 @@ export function upstreamStatusError(
       return new GatewayError(
         'upstream_rejected_request',
         `The upstream provider rejected the request: ${detail ?? `status ${status}`}`,
-        { param: upstreamParam ?? null },
+        { param: fieldPathOf(upstreamParam) },
       );
     case 401:
     case 403:
@@ -93,4 +93,13 @@ export function upstreamStatusError(
     default:
       return new GatewayError('upstream_error', `Provider "${providerId}" failed with upstream status ${status}.`);
   }
+}
+
+/**
+ * An upstream's `param` is relayed only when it names a request field (`messages[0].content`,
+ * `tools.0.function.name`): it is the upstream's text, and anything else in it (an echoed header,
+ * a sentence) is not the caller's field.
+ */
+function fieldPathOf(param: string | null | undefined): string | null {
+  return typeof param === 'string' && /^[A-Za-z_][A-Za-z0-9_.[\]-]{0,127}$/.test(param) ? param : null;
 }

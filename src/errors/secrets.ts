@@ -1,0 +1,35 @@
+/**
+ * The provider credentials of this process (API keys, the values of configured headers such as
+ * Azure's `api-key`), scrubbed from every error before it reaches a caller. Each adapter also
+ * leaves its key out of what it relays; this is the one place no adapter can forget, for an
+ * upstream that echoes a credential in a message, a `param` or a status field.
+ */
+const secrets = new Set<string>();
+
+/** Shorter values are not secrets worth the name, and scrubbing them would mangle ordinary words. */
+const MIN_SECRET_LENGTH = 8;
+
+/** Headers whose values are credentials (`api-key`, `Authorization`, `X-Auth-Token`…), not settings such as a content type. */
+const SECRET_HEADER = /key|token|secret|auth|password|signature/i;
+
+export function keepSecret(value: string | undefined): void {
+  if (value !== undefined && value.length >= MIN_SECRET_LENGTH) secrets.add(value);
+}
+
+/** A provider's key and the credential headers configured for it. */
+export function keepProviderSecrets(apiKey: string | undefined, headers: Readonly<Record<string, string>> = {}): void {
+  keepSecret(apiKey);
+  for (const [name, value] of Object.entries(headers)) {
+    if (!SECRET_HEADER.test(name)) continue;
+    keepSecret(value);
+    // `Authorization: Bearer <key>`: the key alone may be echoed too.
+    const token = /^\S+\s+(\S+)$/.exec(value)?.[1];
+    keepSecret(token);
+  }
+}
+
+export function scrubSecrets(text: string): string {
+  let scrubbed = text;
+  for (const secret of secrets) if (scrubbed.includes(secret)) scrubbed = scrubbed.split(secret).join('[redacted]');
+  return scrubbed;
+}
