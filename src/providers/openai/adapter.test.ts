@@ -280,6 +280,35 @@ describe('OpenAI adapter: streaming', () => {
     }
   });
 
+  it('fails a stream whose event never ends past 8 MiB as malformed, without holding the rest', async () => {
+    const piece = 'x'.repeat(1024 * 1024);
+    const server = await rawServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"a":"');
+      let sent = 0;
+      const timer = setInterval(() => {
+        // Far past the cap, unless the gateway hangs up first (it should, after about 8 pieces).
+        if (sent++ === 40 || res.destroyed) {
+          clearInterval(timer);
+          res.end();
+          return;
+        }
+        res.write(piece);
+      }, 0);
+    });
+    const raw = createOpenAIAdapter(providerConfig(server.url), { connectTimeoutMs: 2_000 });
+    try {
+      const stream = await raw.chatStream(chatCall({ stream: true }));
+      const { pieces, error } = await collectUntilFailure(stream);
+      expect(pieces).toEqual([]);
+      expect(error.code).toBe('upstream_malformed_response');
+      expect(error.message).toContain('longer than 8388608 characters');
+    } finally {
+      await raw.close();
+      await server.close();
+    }
+  });
+
   it('relays an event sent on several data lines as one line of the same JSON', async () => {
     const server = await rawServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

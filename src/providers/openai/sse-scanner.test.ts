@@ -22,6 +22,20 @@ const EXPECTED: Seen[] = [
   { name: undefined, data: '[DONE]' },
 ];
 
+describe('SseScanner: a long line', () => {
+  it('holds a line across reads without rescanning it, and counts what it holds', () => {
+    const scanner = new SseScanner();
+    scanner.feed('data: {"a":"');
+    for (let i = 0; i < 100; i++) scanner.feed('y'.repeat(1000));
+    expect(scanner.count).toBe(0);
+    expect(scanner.pendingLength).toBe('data: {"a":"'.length + 100_000);
+    scanner.feed('"}\n\n');
+    expect(scanner.count).toBe(1);
+    expect(scanner.data[0]).toBe(`{"a":"${'y'.repeat(100_000)}"}`);
+    expect(scanner.pendingLength).toBe(0);
+  });
+});
+
 describe('SseScanner', () => {
   it('reads events, drops one space after the colon and ignores comments', () => {
     expect(scan([STREAM]).events).toEqual(EXPECTED);

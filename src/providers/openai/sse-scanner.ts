@@ -36,9 +36,19 @@ export class SseScanner {
   private pendingName: string | undefined;
   private pendingJoined = false;
 
+  /** Text held for an event not yet complete: its data so far and its unended line. */
+  get pendingLength(): number {
+    return this.rest.length + (this.pendingData?.length ?? 0);
+  }
+
   /** Scans the next piece of decoded text; completed events land in `data` and `names`. */
   feed(text: string): void {
     this.filled = 0;
+    // The rest of a long line: only the new text can end it, so the held part is not searched again.
+    if (this.rest !== '' && !this.afterCr && text.indexOf('\n') === -1 && text.indexOf('\r') === -1) {
+      this.rest += text;
+      return;
+    }
     if (this.atStart && text !== '') {
       this.atStart = false;
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);

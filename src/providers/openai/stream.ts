@@ -12,6 +12,7 @@ import type { ChatStream, StreamPiece } from '../types.js';
 import type { StreamedAnswer } from '../upstream/dispatched-call.js';
 import { upstreamFault } from '../upstream/upstream-faults.js';
 import { SseScanner } from './sse-scanner.js';
+import { MAX_STREAM_EVENT_CHARS } from '../upstream/event-size.js';
 import { errorDetail, malformed, reportedError } from './errors.js';
 import { usageOf } from './usage.js';
 import type { CancelSignal } from '../../util/cancellation.js';
@@ -68,6 +69,7 @@ export class OpenAIChatStream implements ChatStream {
       // block decides between draining and destroying.
       for await (const chunk of body) {
         scanner.feed(decoder.write(chunk));
+        if (scanner.pendingLength > MAX_STREAM_EVENT_CHARS) throw malformed(this.context.providerId, `a stream event longer than ${MAX_STREAM_EVENT_CHARS} characters`);
         const events = scanner.data;
         const names = scanner.names;
         const joined = scanner.joined;
