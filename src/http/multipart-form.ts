@@ -35,6 +35,12 @@ export interface FormLimits {
 /** Room for the text fields and part headers besides the file, when judging Content-Length up front. */
 const FORM_OVERHEAD_BYTES = 1024 * 1024;
 const MAX_FIELD_BYTES = 1024 * 1024;
+/**
+ * The text fields together: they are held in memory, unlike files. The longest a route takes is a
+ * prompt (a video's, 32,000 characters); without a cap on the sum, 64 fields of 1 MiB each made
+ * one request hold 64 MiB, past `server.body_limit`, which a form's text does not go through.
+ */
+const MAX_TEXT_BYTES = 1024 * 1024;
 const MAX_FIELDS = 64;
 
 export function isMultipart(request: FastifyRequest): boolean {
@@ -51,6 +57,7 @@ export async function receiveForm(request: FastifyRequest, blobs: BlobStore, lim
   }
   const fields = new Map<string, string[]>();
   const files: FormFile[] = [];
+  let textBytes = 0;
   const discard = async (keep: readonly FormFile[] = []): Promise<void> => {
     for (const file of files) if (!keep.includes(file)) await blobs.delete(file.blob.id).catch(() => false);
   };
@@ -68,6 +75,8 @@ export async function receiveForm(request: FastifyRequest, blobs: BlobStore, lim
       const name = part.fieldname.endsWith('[]') ? part.fieldname.slice(0, -2) : part.fieldname;
       if (part.type === 'field') {
         if (part.valueTruncated) throw new GatewayError('invalid_parameter', `The field ${name} is over ${MAX_FIELD_BYTES} bytes.`, { param: name });
+        textBytes += Buffer.byteLength(String(part.value));
+        if (textBytes > MAX_TEXT_BYTES) throw new GatewayError('request_too_large', `The form's text fields together are over ${MAX_TEXT_BYTES} bytes (files aside).`, { param: name });
         fields.set(name, [...(fields.get(name) ?? []), String(part.value)]);
         continue;
       }

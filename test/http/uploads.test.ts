@@ -134,6 +134,10 @@ describe('POST /v1/files', () => {
       const error = await errorOf(await send(body));
       expect([error.status, error.body.error.param]).toEqual([status, param]);
     }
+    // Text is held in memory: its sum is capped, whatever the number of fields.
+    const padded = form({ purpose: 'user_data', ...Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`pad${i}`, 'p'.repeat(600_000)])) });
+    const tooMuchText = await errorOf(await send(padded));
+    expect([tooMuchText.status, tooMuchText.body.error.code, tooMuchText.body.error.param]).toEqual([413, 'request_too_large', 'pad1']);
     const json = await errorOf(await fetch(`${gw.baseURL}/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json' }, body: '{}' }));
     expect([json.status, json.body.error.code]).toEqual([400, 'unsupported_content_type']);
   });
