@@ -43,7 +43,8 @@ function recordOf(request: FastifyRequest, status: number, ms: number, streamEnd
     clientRequestId: Array.isArray(clientId) ? clientId[0] : clientId,
     method: request.method,
     // The route pattern, not the raw URL, for known routes: ids in paths stay out of the log keys.
-    path: request.routeOptions.url ?? request.url,
+    // An unknown path without its query string, where a misplaced token would otherwise be kept.
+    path: request.routeOptions.url ?? pathOf(request.url),
     status,
     ms,
     keyId: principal?.key.id,
@@ -58,4 +59,9 @@ function recordOf(request: FastifyRequest, status: number, ms: number, streamEnd
     errorCode: audit.errorCode,
     streamEnd,
   };
+}
+
+function pathOf(url: string): string {
+  const query = url.indexOf('?');
+  return query === -1 ? url : url.slice(0, query);
 }

@@ -52,12 +52,13 @@ describe('access log', () => {
     const quoted = { 'x-request-id': 'client "quoted" id' };
     const ok = await gw.chat({}, quoted);
     const bad = await gw.chat({ model: 'nope"\n' }, quoted);
-    await fetch(`${gw.url}/nowhere`);
+    await fetch(`${gw.url}/nowhere?token=sk-secret-in-url`);
     const lines = await gw.lines();
     expect(lines).toHaveLength(3);
     expect(lines[0]).toMatchObject({ level: 30, msg: 'request', request_id: ok.headers.get('x-request-id'), status: 200, key_id: gw.id, account: 'acct', model: 'mock-chat', provider: 'mock', prompt_tokens: expect.any(Number), completion_tokens: 7, client_request_id: 'client "quoted" id' });
     expect(lines[1]).toMatchObject({ request_id: bad.headers.get('x-request-id'), status: 404, model: 'nope"\n', error_code: 'model_not_found' });
     expect(lines[2]).toMatchObject({ status: 404, path: '/nowhere' });
+    expect(gw.text()).not.toContain('sk-secret-in-url');
     expect(gw.text()).not.toContain(gw.key.slice(-40));
   });
 
