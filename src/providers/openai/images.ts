@@ -50,9 +50,17 @@ async function download(providerId: string, url: string, signal: CancelSignal): 
   const controller = new AbortController();
   const abort = (): void => controller.abort();
   signal.once('abort', abort);
+  // The upstream names the URL: only the web's own schemes, whatever else fetch can read.
+  if (!/^https?:\/\//i.test(url)) throw malformed(providerId, 'an image URL that is not http(s)');
   try {
     const res = await fetch(url, { signal: controller.signal });
     if (!res.ok || res.body === null) throw malformed(providerId, `an image URL that answered ${res.status}`);
+    // What is kept is served back as an asset under this type: an image, never a page or a script.
+    const contentType = res.headers.get('content-type') ?? 'image/png';
+    if (!/^image\//i.test(contentType)) {
+      await res.body.cancel();
+      throw malformed(providerId, `an image URL that answered ${contentType.slice(0, 60)}, not an image`);
+    }
     const parts: Buffer[] = [];
     let size = 0;
     for await (const part of res.body as AsyncIterable<Uint8Array>) {
@@ -60,7 +68,7 @@ async function download(providerId: string, url: string, signal: CancelSignal): 
       if (size > MAX_IMAGE_BYTES) throw malformed(providerId, `an image larger than ${MAX_IMAGE_BYTES} bytes`);
       parts.push(Buffer.from(part));
     }
-    return { data: Buffer.concat(parts), contentType: res.headers.get('content-type') ?? 'image/png' };
+    return { data: Buffer.concat(parts), contentType };
   } catch (err) {
     if (signal.aborted) throw upstreamFault(signal.reason, signal);
     throw err;
