@@ -22,10 +22,13 @@ export function createLogger(level: string, destination?: NodeJS.WritableStream)
   return destination === undefined ? pino(options) : pino(options, destination);
 }
 
-function scrubbedError(value: Error): ReturnType<typeof pino.stdSerializers.err> {
+/** Many lines log `err` as a plain message string; only an Error is serialised with its stack. */
+function scrubbedError(value: unknown): unknown {
+  if (typeof value === 'string') return scrubSecrets(value);
+  if (!(value instanceof Error)) return value;
   const serialized = pino.stdSerializers.err(value);
-  serialized.message = scrubSecrets(serialized.message);
-  serialized.stack = scrubSecrets(serialized.stack);
+  if (typeof serialized.message === 'string') serialized.message = scrubSecrets(serialized.message);
+  if (typeof serialized.stack === 'string') serialized.stack = scrubSecrets(serialized.stack);
   return serialized;
 }
 

@@ -5,6 +5,7 @@
  * instance is disconnected is lost to it, which is why what it carries (cache invalidations) also
  * expires by itself.
  */
+import { closeRedis } from './close-redis.js';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -73,6 +74,6 @@ export class RedisChannel<T> {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.publisher.quit(), this.subscriber.quit()]);
+    await Promise.all([closeRedis(this.publisher), closeRedis(this.subscriber)]);
   }
 }

@@ -4,6 +4,7 @@
  * caller can fall back without waiting; ioredis keeps reconnecting in the background. An outage is
  * logged once when it starts and once when it ends, never per request.
  */
+import { closeRedis } from './close-redis.js';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 
@@ -127,7 +128,7 @@ export class RedisConnection {
     this.client.removeAllListeners('end');
     this.client.removeAllListeners('error');
     this.client.on('error', () => undefined);
-    await this.client.quit().catch(() => this.client.disconnect());
+    await closeRedis(this.client);
   }
 }
 
