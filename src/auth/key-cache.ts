@@ -4,7 +4,9 @@
  * made by another instance is seen within that time (at once when the instances share Redis:
  * invalidations are broadcast, see `onInvalidate`), and a change made through this instance is
  * seen at once because it invalidates the entry. Unknown ids are remembered briefly too, so a
- * flood of made-up keys cannot turn into a flood of store reads.
+ * flood of made-up keys cannot turn into a flood of store reads; they are kept apart from the
+ * known keys, with a bound of their own, so that such a flood evicts only other unknown ids and
+ * never pushes the gateway's real keys out of memory.
  */
 import type { Store, AccountRecord, ApiKeyRecord } from '../storage/types.js';
 import { storeUnavailable } from '../storage/store-unavailable.js';
@@ -33,6 +35,8 @@ export interface KeyCacheOptions {
 
 export class KeyCache {
   private readonly entries = new Map<string, Entry>();
+  /** Ids the store does not know, remembered for `negativeTtlMs`. */
+  private readonly unknown = new Map<string, number>();
   private readonly loading = new Map<string, Promise<CachedKey | null>>();
   /**
    * Bumped by every invalidation, so that a store read which started before a change cannot put
@@ -47,12 +51,17 @@ export class KeyCache {
     private readonly options: KeyCacheOptions = { ttlMs: 30_000, negativeTtlMs: 5_000, maxEntries: 100_000 },
   ) {}
 
+  /** Unknown ids remembered at most: a tenth of the known keys' room, at least one. */
+  private get maxUnknown(): number {
+    return Math.max(1, Math.floor(this.options.maxEntries / 10));
+  }
+
   /** The cached value, or undefined when the store must be asked (see `load`). */
   peek(id: string, now: number): CachedKey | null | undefined {
     const entry = this.entries.get(id);
-    if (entry === undefined) return undefined;
-    if (entry.expiresAt <= now) return undefined;
-    return entry.value;
+    if (entry !== undefined) return entry.expiresAt <= now ? undefined : entry.value;
+    const unknownUntil = this.unknown.get(id);
+    return unknownUntil !== undefined && unknownUntil > now ? null : undefined;
   }
 
   load(id: string): Promise<CachedKey | null> {
@@ -82,6 +91,7 @@ export class KeyCache {
     this.generation++;
     this.loading.clear();
     this.entries.clear();
+    this.unknown.clear();
   }
 
   /** Applies an invalidation, made here or received from another instance. */
@@ -93,6 +103,7 @@ export class KeyCache {
   private dropKey(id: string): void {
     this.generation++;
     this.entries.delete(id);
+    this.unknown.delete(id);
     // A read already under way may have seen the old record: later callers read again.
     this.loading.delete(id);
   }
@@ -118,12 +129,21 @@ export class KeyCache {
     const value = key && account ? { key, account } : null;
     // Changed while reading: answer this caller, but let the next one read again.
     if (generation !== this.generation) return value;
-    if (this.entries.size >= this.options.maxEntries) {
-      // Evict the oldest entry (Map keeps insertion order); good enough for a bounded cache.
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+    if (value === null) {
+      remember(this.unknown, id, Date.now() + this.options.negativeTtlMs, this.maxUnknown);
+      return value;
     }
-    this.entries.set(id, { value, expiresAt: Date.now() + (value ? this.options.ttlMs : this.options.negativeTtlMs) });
+    this.unknown.delete(id);
+    remember(this.entries, id, { value, expiresAt: Date.now() + this.options.ttlMs }, this.options.maxEntries);
     return value;
   }
+}
+
+/** Sets an entry, evicting the oldest (Map keeps insertion order) when full: good enough for a bounded cache. */
+function remember<T>(map: Map<string, T>, id: string, value: T, max: number): void {
+  if (!map.has(id) && map.size >= max) {
+    const oldest = map.keys().next().value;
+    if (oldest !== undefined) map.delete(oldest);
+  }
+  map.set(id, value);
 }
