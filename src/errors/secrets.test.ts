@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { toEnvelope } from './envelope.js';
 import { GatewayError } from './gateway-error.js';
 import { keepProviderSecrets, scrubSecrets } from './secrets.js';
+import { upstreamStatusError } from '../providers/upstream/upstream-faults.js';
 
 describe('provider secrets', () => {
   it('scrubs a kept key and credential headers from every error envelope, message and param', () => {
@@ -13,8 +14,20 @@ describe('provider secrets', () => {
     expect(scrubSecrets('send application/json')).toBe('send application/json');
   });
 
-  it('keeps nothing too short to be a secret (it would mangle ordinary words)', () => {
-    keepProviderSecrets('short');
-    expect(scrubSecrets('a short message')).toBe('a short message');
+  it('keeps nothing too short to be a secret, nor settings named like credentials (they would mangle ordinary words)', () => {
+    keepProviderSecrets('lm-studio', { 'X-Auth-Mode': 'passthrough-for-all-callers' });
+    expect(scrubSecrets('model lm-studio/qwen in passthrough-for-all-callers mode')).toBe('model lm-studio/qwen in passthrough-for-all-callers mode');
+  });
+
+  it('scrubs a secret that contains another whole', () => {
+    keepProviderSecrets('inner-secret-0123456', { 'x-api-key': 'outer-inner-secret-0123456-tail' });
+    expect(scrubSecrets('echo outer-inner-secret-0123456-tail')).toBe('echo [redacted]');
+  });
+
+  it('scrubs an upstream message before cutting it, so that no part of a secret is left at the cut', () => {
+    const key = 'sk-ant-api03-' + 'A'.repeat(90);
+    keepProviderSecrets(key);
+    const err = upstreamStatusError('claude', 400, `${'x'.repeat(470)} key: ${key}`);
+    expect(toEnvelope(err).error.message).not.toContain('sk-ant-api03');
   });
 });

@@ -5,15 +5,23 @@
  * upstream that echoes a credential in a message, a `param` or a status field.
  */
 const secrets = new Set<string>();
+/** Longest first: a secret that contains another is scrubbed whole, not around the shorter one. */
+let ordered: string[] = [];
 
-/** Shorter values are not secrets worth the name, and scrubbing them would mangle ordinary words. */
-const MIN_SECRET_LENGTH = 8;
+/**
+ * Shorter values are not secrets worth the name (real provider keys are 20 to 200 characters),
+ * and scrubbing them would mangle ordinary words: a local server's placeholder key ("anything",
+ * "lm-studio") would vanish from every message that names it.
+ */
+const MIN_SECRET_LENGTH = 16;
 
-/** Headers whose values are credentials (`api-key`, `Authorization`, `X-Auth-Token`…), not settings such as a content type. */
-const SECRET_HEADER = /key|token|secret|auth|password|signature/i;
+/** Headers whose values are credentials (`api-key`, `Authorization`, `X-Auth-Token`…), not settings (`X-Auth-Mode`). */
+const SECRET_HEADER = /^(proxy-)?authorization$|(^|-)(key|token|secret|password|signature)$/i;
 
 export function keepSecret(value: string | undefined): void {
-  if (value !== undefined && value.length >= MIN_SECRET_LENGTH) secrets.add(value);
+  if (value === undefined || value.length < MIN_SECRET_LENGTH || secrets.has(value)) return;
+  secrets.add(value);
+  ordered = [...secrets].sort((a, b) => b.length - a.length);
 }
 
 /** A provider's key and the credential headers configured for it. */
@@ -30,6 +38,6 @@ export function keepProviderSecrets(apiKey: string | undefined, headers: Readonl
 
 export function scrubSecrets(text: string): string {
   let scrubbed = text;
-  for (const secret of secrets) if (scrubbed.includes(secret)) scrubbed = scrubbed.split(secret).join('[redacted]');
+  for (const secret of ordered) if (scrubbed.includes(secret)) scrubbed = scrubbed.split(secret).join('[redacted]');
   return scrubbed;
 }

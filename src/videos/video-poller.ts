@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { GatewayError, toGatewayError } from '../errors/index.js';
+import { GatewayError, toGatewayError, scrubSecrets } from '../errors/index.js';
 import type { Assets } from '../assets/assets.js';
 import type { ProviderAdapter, VideoJobRef } from '../providers/types.js';
 import type { Store, VideoJobChanges, VideoJobRecord } from '../storage/types.js';
@@ -189,7 +189,8 @@ export class VideoPoller {
     const refund = this.jobs.refundOf(job, 'failed');
     const failed = await this.store.updateVideoJob(
       job.id,
-      { status: 'failed', errorCode: code, errorMessage: message, updatedAt: now, completedAt: now, leaseOwner: null, leaseUntil: null },
+      // Shown to the caller as the job's error, outside any error envelope: scrubbed here.
+      { status: 'failed', errorCode: code, errorMessage: scrubSecrets(message), updatedAt: now, completedAt: now, leaseOwner: null, leaseUntil: null },
       IN_FLIGHT,
       { ifLeaseOwner: this.owner, ...(refund === undefined ? {} : { refund }) },
     );

@@ -5,7 +5,7 @@
  * arrives as a 400, a quota refusal names its wait in `details`, and an error can also arrive as a
  * stream event or a 200 body.
  */
-import { GatewayError } from '../../errors/index.js';
+import { GatewayError, scrubSecrets } from '../../errors/index.js';
 import { upstreamStatusError } from '../upstream/upstream-faults.js';
 
 export interface ErrorContext {
@@ -82,8 +82,10 @@ function durationSeconds(value: unknown): number | undefined {
 
 /** Google echoes a rejected key in some error details; it must not reach a caller or a log. */
 export function redact(message: string | undefined, apiKey: string | undefined): string | undefined {
-  if (message === undefined || apiKey === undefined || apiKey === '' || !message.includes(apiKey)) return message;
-  return message.split(apiKey).join('[redacted]');
+  if (message === undefined) return undefined;
+  const withoutKey = apiKey === undefined || apiKey === '' ? message : message.split(apiKey).join('[redacted]');
+  // Then every other credential kept (a configured header's), before any caller cuts the text.
+  return scrubSecrets(withoutKey);
 }
 
 /** Maps a non-2xx answer. Retry-After wins over RetryInfo, which Gemini sends instead of the header. */

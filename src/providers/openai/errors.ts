@@ -2,7 +2,7 @@
  * Reading the error an OpenAI-compatible server sends, in any of the shapes seen in practice, and
  * turning it into a GatewayError. The status-to-code mapping itself lives in upstream-faults.ts.
  */
-import { GatewayError } from '../../errors/index.js';
+import { GatewayError, scrubSecrets } from '../../errors/index.js';
 import { headerValue, readBodyText, type UpstreamResponse } from '../upstream/upstream-client.js';
 import { upstreamStatusError } from '../upstream/upstream-faults.js';
 import type { CancelSignal } from '../../util/cancellation.js';
@@ -42,8 +42,10 @@ export function parseErrorBody(text: string): UpstreamErrorDetail {
 
 /** A server that echoes the gateway's credential back must not get it relayed to a caller or a log. */
 export function redact(message: string | undefined, apiKey: string | undefined): string | undefined {
-  if (message === undefined || apiKey === undefined || apiKey === '' || !message.includes(apiKey)) return message;
-  return message.split(apiKey).join('[redacted]');
+  if (message === undefined) return undefined;
+  const withoutKey = apiKey === undefined || apiKey === '' ? message : message.split(apiKey).join('[redacted]');
+  // Then every other credential kept (a configured header's), before any caller cuts the text.
+  return scrubSecrets(withoutKey);
 }
 
 /** Reads a non-2xx answer's body and maps it; the body is consumed so the connection is reusable. */

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenLocal } from '../../../test/support/local-server.js';
+import { TINY_PNG } from '../../../test/fakes/openai-images.js';
 import { Cancellation } from '../../util/cancellation.js';
 import { imagesResult } from './images.js';
 
@@ -8,15 +9,18 @@ let origin: string;
 let close: () => Promise<void>;
 
 beforeAll(async () => {
-  // An image host that serves a picture, and a page where a picture was promised.
+  // An image host: a PNG under its own type, a PNG as S3-style storage serves it, a page and an
+  // SVG where a picture was promised.
   const server = createServer((req, res) => {
-    if (req.url === '/page') {
-      res.writeHead(200, { 'content-type': 'text/html' });
-      res.end('<script>alert(1)</script>');
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'image/png' });
-    res.end(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+    const answers: Record<string, [string, string | Buffer]> = {
+      '/a.png': ['image/png', TINY_PNG],
+      '/stored': ['binary/octet-stream', TINY_PNG],
+      '/page': ['text/html', '<script>alert(1)</script>'],
+      '/drawing.svg': ['image/svg+xml', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>'],
+    };
+    const [type, body] = answers[req.url ?? ''] ?? ['text/plain', 'nothing here'];
+    res.writeHead(200, { 'content-type': type });
+    res.end(body);
   });
   const local = await listenLocal(server);
   origin = local.origin;
@@ -27,17 +31,26 @@ afterAll(() => close());
 const answer = (url: string) => JSON.stringify({ created: 1, data: [{ url }] });
 
 describe('imagesResult: images the upstream gives by URL', () => {
-  it('downloads an image, keeping its type', async () => {
-    const [image] = await imagesResult('oai', undefined, answer(`${origin}/a.png`), new Cancellation().signal);
+  it.each([
+    ['served as a PNG', () => `${origin}/a.png`],
+    ['served as octet-stream, as object storage does', () => `${origin}/stored`],
+    ['inline, as a data: URL', () => `data:image/png;base64,${TINY_PNG.toString('base64')}`],
+  ])('keeps a picture %s, under the type its bytes show', async (_name, url) => {
+    const signal = new Cancellation();
+    const [image] = await imagesResult('oai', undefined, answer(url()), signal);
     expect(image?.contentType).toBe('image/png');
-    expect(image?.data).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+    expect(image?.data).toEqual(TINY_PNG);
+    expect(signal.listenerCount('abort')).toBe(0);
   });
 
   it.each([
-    ['a page where an image was promised', () => `${origin}/page`, 'not an image'],
-    ['a URL of another scheme', () => 'file:///etc/passwd', 'not http(s)'],
-    ['a data URL', () => 'data:text/html,<b>x</b>', 'not http(s)'],
-  ])('refuses %s as a malformed answer', async (_name, url, detail) => {
-    await expect(imagesResult('oai', undefined, answer(url()), new Cancellation().signal)).rejects.toMatchObject({ code: 'upstream_malformed_response', message: expect.stringContaining(detail) });
+    ['a page where an image was promised', () => `${origin}/page`, 'not a PNG, JPEG, GIF or WebP'],
+    ['an SVG, which may hold scripts', () => `${origin}/drawing.svg`, 'not a PNG, JPEG, GIF or WebP'],
+    ['a URL of another scheme', () => 'file:///etc/passwd', 'neither http(s) nor a data: image'],
+    ['a data: URL that is not an image', () => 'data:text/html,<b>x</b>', 'neither http(s) nor a data: image'],
+  ])('refuses %s as a malformed answer, leaving no listener behind', async (_name, url, detail) => {
+    const signal = new Cancellation();
+    await expect(imagesResult('oai', undefined, answer(url()), signal)).rejects.toMatchObject({ code: 'upstream_malformed_response', message: expect.stringContaining(detail) });
+    expect(signal.listenerCount('abort')).toBe(0);
   });
 });

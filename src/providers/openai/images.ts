@@ -7,6 +7,7 @@
 import type { CancelSignal } from '../../util/cancellation.js';
 import type { GeneratedImage, ImagesCall } from '../types.js';
 import { upstreamFault } from '../upstream/upstream-faults.js';
+import { rasterTypeOf } from '../raster-type.js';
 import { errorDetail, malformed, reportedError } from './errors.js';
 
 export const IMAGES_PATH = '/images/generations';
@@ -47,20 +48,16 @@ export async function imagesResult(providerId: string, apiKey: string | undefine
 }
 
 async function download(providerId: string, url: string, signal: CancelSignal): Promise<{ data: Buffer; contentType: string }> {
+  // The upstream names the URL: an inline picture, or one on the web; nothing else fetch can read.
+  const inline = /^data:image\/[a-z0-9.+-]+;base64,/i.exec(url);
+  if (inline !== null) return picture(providerId, Buffer.from(url.slice(inline[0].length), 'base64'));
+  if (!/^https?:\/\//i.test(url)) throw malformed(providerId, 'an image URL that is neither http(s) nor a data: image');
   const controller = new AbortController();
   const abort = (): void => controller.abort();
   signal.once('abort', abort);
-  // The upstream names the URL: only the web's own schemes, whatever else fetch can read.
-  if (!/^https?:\/\//i.test(url)) throw malformed(providerId, 'an image URL that is not http(s)');
   try {
     const res = await fetch(url, { signal: controller.signal });
     if (!res.ok || res.body === null) throw malformed(providerId, `an image URL that answered ${res.status}`);
-    // What is kept is served back as an asset under this type: an image, never a page or a script.
-    const contentType = res.headers.get('content-type') ?? 'image/png';
-    if (!/^image\//i.test(contentType)) {
-      await res.body.cancel();
-      throw malformed(providerId, `an image URL that answered ${contentType.slice(0, 60)}, not an image`);
-    }
     const parts: Buffer[] = [];
     let size = 0;
     for await (const part of res.body as AsyncIterable<Uint8Array>) {
@@ -68,11 +65,19 @@ async function download(providerId: string, url: string, signal: CancelSignal): 
       if (size > MAX_IMAGE_BYTES) throw malformed(providerId, `an image larger than ${MAX_IMAGE_BYTES} bytes`);
       parts.push(Buffer.from(part));
     }
-    return { data: Buffer.concat(parts), contentType };
+    return picture(providerId, Buffer.concat(parts));
   } catch (err) {
     if (signal.aborted) throw upstreamFault(signal.reason, signal);
     throw err;
   } finally {
     signal.removeListener('abort', abort);
   }
+}
+
+/** Kept under the type its bytes show (whatever the server said), and only if they are a picture. */
+function picture(providerId: string, data: Buffer): { data: Buffer; contentType: string } {
+  if (data.length > MAX_IMAGE_BYTES) throw malformed(providerId, `an image larger than ${MAX_IMAGE_BYTES} bytes`);
+  const contentType = rasterTypeOf(data);
+  if (contentType === undefined) throw malformed(providerId, 'an image URL whose content is not a PNG, JPEG, GIF or WebP picture');
+  return { data, contentType };
 }

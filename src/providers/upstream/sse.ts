@@ -42,7 +42,8 @@ export async function* sseEvents(body: AsyncIterable<Uint8Array>, signal: Cancel
       }
     }
   } catch (err) {
-    if (err instanceof GatewayError) throw err;
+    // A caller gone (or a deadline) is what ended the stream, whatever the last read held.
+    if (err instanceof GatewayError && !signal.aborted) throw err;
     throw upstreamFault(err, signal);
   }
   parser.feed(decoder.end());

@@ -3,7 +3,7 @@
  * error codes) and upstream HTTP statuses. Adapters extract the provider's own error message and
  * hand it here; the mapping to the spec's table is the same for every provider.
  */
-import { GatewayError } from '../../errors/index.js';
+import { GatewayError, scrubSecrets } from '../../errors/index.js';
 import type { CancelSignal } from '../../util/cancellation.js';
 
 const UNREACHABLE_CODES = new Set([
@@ -66,7 +66,8 @@ export function upstreamStatusError(
   upstreamParam?: string | null,
 ): GatewayError {
   const retryAfterSeconds = parseRetryAfter(retryAfterHeader);
-  const detail = upstreamMessage ? upstreamMessage.slice(0, MAX_RELAYED_MESSAGE) : undefined;
+  // Scrubbed before it is cut: a secret cut in two would no longer be found whole.
+  const detail = upstreamMessage ? scrubSecrets(upstreamMessage).slice(0, MAX_RELAYED_MESSAGE) : undefined;
   switch (status) {
     case 400:
     case 413:
