@@ -7,6 +7,7 @@ import { GatewayError } from '../../errors/index.js';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../protocol/chat.js';
 import type { ChatCall, ProviderAdapter, StreamPiece } from '../types.js';
 import { createOpenAIAdapter } from './adapter.js';
+import { MAX_STREAM_EVENT_CHARS } from '../upstream/event-size.js';
 import { Cancellation, type CancelSignal } from '../../util/cancellation.js';
 
 const UPSTREAM_MODEL = 'gpt-4o-mini-2024-07-18';
@@ -280,15 +281,15 @@ describe('OpenAI adapter: streaming', () => {
     }
   });
 
-  it('fails a stream whose event never ends past 8 MiB as malformed, without holding the rest', async () => {
+  it('fails a stream whose event never ends past the cap as malformed, without holding the rest', async () => {
     const piece = 'x'.repeat(1024 * 1024);
     const server = await rawServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write('data: {"a":"');
       let sent = 0;
       const timer = setInterval(() => {
-        // Far past the cap, unless the gateway hangs up first (it should, after about 8 pieces).
-        if (sent++ === 40 || res.destroyed) {
+        // Past the cap, unless the gateway hangs up first (it should, after about 32 pieces).
+        if (sent++ === 48 || res.destroyed) {
           clearInterval(timer);
           res.end();
           return;
@@ -302,7 +303,7 @@ describe('OpenAI adapter: streaming', () => {
       const { pieces, error } = await collectUntilFailure(stream);
       expect(pieces).toEqual([]);
       expect(error.code).toBe('upstream_malformed_response');
-      expect(error.message).toContain('longer than 8388608 characters');
+      expect(error.message).toContain(`longer than ${MAX_STREAM_EVENT_CHARS} characters`);
     } finally {
       await raw.close();
       await server.close();

@@ -17,10 +17,11 @@ describe('sseEvents', () => {
     expect(batches).toEqual([[{ event: 'a', data: '1' }], [{ event: undefined, data: '2' }]]);
   });
 
-  it('fails an event that never ends past 8 MiB as a malformed answer', async () => {
+  it('fails an event that never ends past the cap as a malformed answer', async () => {
     function* endless(): Generator<string> {
       yield 'data: {"a":"';
       for (let i = 0; i < 40; i++) yield 'z'.repeat(1024 * 1024);
+      // 40 MiB: past the 32 MiB cap.
     }
     const events = sseEvents(reads(endless()), new Cancellation().signal);
     await expect((async () => {
