@@ -137,6 +137,13 @@ describe('toMessagesRequest: conversation shape', () => {
     }
   });
 
+  it('refuses a conversation whose last message, only whitespace, would leave the assistant\'s turn last', () => {
+    const err = thrown(() => translate({ messages: [{ role: 'user', content: 'Tell a joke' }, { role: 'assistant', content: 'Why did the chicken' }, { role: 'user', content: '\n' }] }));
+    expect([err.code, err.param]).toEqual(['incompatible_parameters', 'messages[2]']);
+    // An assistant message the caller put last on purpose (a prefill) goes as it is.
+    expect(translate({ messages: [{ role: 'user', content: 'Tell a joke' }, { role: 'assistant', content: 'Why did' }] }).messages).toHaveLength(2);
+  });
+
   it('moves system and developer messages to the top-level system prompt', () => {
     const body = translate({
       messages: [

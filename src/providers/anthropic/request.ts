@@ -123,6 +123,16 @@ function translateMessages(input: ChatMessage[]): { system: string | undefined; 
     }
   });
 
+  // A caller's last message that was only whitespace is left out (see userBlocks): what is left
+  // would end in the assistant's turn, which Anthropic continues (or, on newer models, refuses)
+  // instead of answering.
+  const lastIndex = input.findLastIndex((msg) => msg.role !== 'system' && msg.role !== 'developer');
+  const last = input[lastIndex];
+  if (last !== undefined && last.role === 'user' && turns[turns.length - 1]?.role === 'assistant') {
+    throw new GatewayError('incompatible_parameters', `messages[${lastIndex}] has no text this provider accepts (only whitespace), so the conversation would end with the assistant's turn.`, {
+      param: `messages[${lastIndex}]`,
+    });
+  }
   if (turns.length === 0) {
     // OpenAI answers a conversation of system messages alone; Anthropic needs a turn to answer.
     throw new GatewayError('incompatible_parameters', 'This provider needs at least one user or assistant message with text in it.', { param: 'messages' });
