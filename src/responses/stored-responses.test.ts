@@ -80,6 +80,8 @@ describe('StoredResponses', () => {
     // Kept long ago: a second of its time left (the service keeps responses for a minute).
     await store.putStoredResponse({ id: `resp_${one}`, accountId: 'a', output: '[]', response: null, input: '[]', previousResponseId: null, createdAt: now - 59_000, expiresAt: now + 1_000 });
     await responses.keep('a', { response: responseOf(two, 'Again.'), input: [user('Still there?')], previousResponseId: `resp_${one}` });
+    // The earlier responses are kept longer in the background; closing waits for it.
+    await responses.close();
     const [first] = await store.getStoredResponses('a', [`resp_${one}`], now + 30_000);
     expect(first?.expiresAt).toBeGreaterThanOrEqual(now + 60_000);
     expect((await store.getStoredResponseChain('a', `resp_${two}`, now + 30_000, 10)).map((turn) => turn.id)).toEqual([`resp_${two}`, `resp_${one}`]);

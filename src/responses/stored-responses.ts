@@ -49,6 +49,8 @@ export function responseIdOfItem(itemId: string): string | undefined {
 
 export class StoredResponses {
   private readonly sweeper: PeriodicTask;
+  /** Conversations being kept longer, in the background of the answers that continued them. */
+  private readonly extending = new Set<Promise<void>>();
 
   constructor(
     private readonly store: Store,
@@ -80,7 +82,12 @@ export class StoredResponses {
       this.logger.error({ err, response_id: response.id }, 'could not store a response; requests that refer to it will be refused');
       return;
     }
-    if (kept.previousResponseId !== null) await this.extendConversation(accountId, kept.previousResponseId, now);
+    // Not waited for: the answer needs only its own response kept; close() waits for these.
+    if (kept.previousResponseId !== null) {
+      const extending = this.extendConversation(accountId, kept.previousResponseId, now);
+      this.extending.add(extending);
+      void extending.finally(() => this.extending.delete(extending));
+    }
   }
 
   /**
@@ -174,5 +181,6 @@ export class StoredResponses {
 
   async close(): Promise<void> {
     await this.sweeper.stop();
+    await Promise.all(this.extending);
   }
 }
