@@ -17,6 +17,7 @@ import { authHook } from './auth-hook.js';
 import { answerClientError, fromFrameworkError } from './framework-errors.js';
 import { KnownRoutes } from './known-routes.js';
 import { newRequestId } from './request-id.js';
+import { tierLimitHeaders } from './tier-limit-headers.js';
 import { sendError } from './send-error.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../util/json-depth.js';
 import { accessLogFor } from './access-log.js';
@@ -195,7 +196,8 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
       v1.addHook('preParsing', authHook(deps.authenticator));
       modelRoutes(v1, deps.catalog, deps.limits, accessLog);
       chatRoutes(v1, { chat: deps.chat, logger, accessLog, work: deps.work, idempotency: deps.idempotency, responses: deps.responses });
-      responseRoutes(v1, deps.responses, accessLog);
+      const limitHeaders = tierLimitHeaders(deps.limits);
+      responseRoutes(v1, deps.responses, accessLog, limitHeaders);
       const unaryDeps: UnaryRouteDeps = { service: deps.unary, logger, accessLog, work: deps.work, idempotency: deps.idempotency, publicUrl: deps.publicUrl, uploads: deps.uploads };
       unaryRoutes(
         v1,
@@ -222,10 +224,10 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
           ],
           unaryDeps,
         );
-        fileRoutes(forms, deps.files, deps.uploads.contentTypes, accessLog, deps.idempotency);
+        fileRoutes(forms, deps.files, deps.uploads.contentTypes, accessLog, deps.idempotency, limitHeaders);
       });
-      videoRoutes(v1, deps.videos, deps.assets, deps.assetRetentionMs, accessLog, deps.idempotency);
-      assetRoutes(v1, deps.assets, accessLog, deps.publicUrl);
+      videoRoutes(v1, deps.videos, deps.assets, deps.assetRetentionMs, accessLog, deps.idempotency, limitHeaders);
+      assetRoutes(v1, deps.assets, accessLog, deps.publicUrl, limitHeaders);
       done();
     },
     { prefix: '/v1' },

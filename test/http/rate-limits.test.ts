@@ -329,6 +329,39 @@ describe.each(['memory', 'redis'] as const)('rate limits on %s', (backend) => {
     expect(res.headers.get('x-ratelimit-remaining')).toBe('6');
   });
 
+  it('sends the tier\u2019s own headers on files, video jobs, assets and kept responses, errors included, without counting them', async () => {
+    const gw = await start(backend, tier({ requests_per_minute: 7, tokens_per_minute: 50_000 }));
+    expect((await chat(gw)).status).toBe(200);
+    const auth = { authorization: `Bearer ${gw.keys.main}` };
+    const form = new FormData();
+    form.set('purpose', 'user_data');
+    form.set('file', new Blob(['RIFF-limits'], { type: 'audio/wav' }), 'a.wav');
+    const upload = await fetch(`${gw.baseURL}/files`, { method: 'POST', headers: { ...auth, 'idempotency-key': 'limits-upload' }, body: form });
+    expect(upload.status).toBe(200);
+    const fileId = ((await upload.json()) as { id: string }).id;
+    const answers = [
+      upload,
+      await fetch(`${gw.baseURL}/files`, { method: 'POST', headers: { ...auth, 'idempotency-key': 'limits-upload' }, body: form }),
+      await fetch(`${gw.baseURL}/files`, { headers: auth }),
+      await fetch(`${gw.baseURL}/files/${fileId}/content`, { headers: auth }),
+      await fetch(`${gw.baseURL}/files/file-none`, { headers: auth }),
+      await fetch(`${gw.baseURL}/videos`, { headers: auth }),
+      await fetch(`${gw.baseURL}/videos/video_none`, { headers: auth }),
+      await fetch(`${gw.baseURL}/assets/asset_none`, { headers: auth }),
+      await fetch(`${gw.baseURL}/responses/resp_none`, { headers: auth }),
+      await fetch(`${gw.baseURL}/responses/resp_none`, { method: 'DELETE', headers: auth }),
+    ];
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200, 404, 200, 404, 404, 404, 404]);
+    expect(answers[1]?.headers.get('idempotent-replayed')).toBe('true');
+    for (const res of answers) {
+      expect([res.url, res.headers.get('x-ratelimit-limit'), res.headers.get('x-ratelimit-remaining'), res.headers.get('x-ratelimit-limit-tokens')]).toEqual([res.url, '7', '6', '50000']);
+      expect(Number(res.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);
+      expect(Number(res.headers.get('x-ratelimit-remaining-tokens'))).toBeLessThan(50_000);
+    }
+    // None of them counted: the next chat is the second request of the minute.
+    expect((await chat(gw)).headers.get('x-ratelimit-remaining')).toBe('5');
+  });
+
   it('gives the daily count back when a stream fails before producing anything', async () => {
     const gw = await start(backend, tier({ daily: { chat: 5 } }));
     const res = await chat(gw, { model: 'cut-chat', stream: true });

@@ -11,22 +11,23 @@ import type { AccessLog } from '../access-log.js';
 import { sendContent } from '../send-content.js';
 import type { BlobRange } from '../../storage/blobs/types.js';
 import { assetUrlFor } from '../public-url.js';
+import type { LimitHeadersHook } from '../tier-limit-headers.js';
 
 interface AssetParams {
   asset_id: string;
 }
 
-export function assetRoutes(app: FastifyInstance, assets: Assets, accessLog: AccessLog, publicUrl: string | undefined): void {
-  const config = { endpoint: 'assets' };
+export function assetRoutes(app: FastifyInstance, assets: Assets, accessLog: AccessLog, publicUrl: string | undefined, limitHeaders: LimitHeadersHook): void {
+  const options = { config: { endpoint: 'assets' }, preHandler: limitHeaders };
 
-  app.get<{ Params: AssetParams }>('/assets/:asset_id', { config }, async (request, reply) => {
+  app.get<{ Params: AssetParams }>('/assets/:asset_id', options, async (request, reply) => {
     const asset = await assets.find(accountOf(request), request.params.asset_id);
     reply.header('x-request-id', request.id).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(view(asset, assetUrlFor(request, publicUrl))));
     accessLog(reply, 200);
     return reply;
   });
 
-  app.get<{ Params: AssetParams }>('/assets/:asset_id/content', { config }, async (request, reply) => {
+  app.get<{ Params: AssetParams }>('/assets/:asset_id/content', options, async (request, reply) => {
     const asset = await assets.find(accountOf(request), request.params.asset_id);
     const content = { bytes: asset.bytes, contentType: asset.contentType, what: 'asset', open: (range?: BlobRange) => assets.content(asset, range) };
     accessLog(reply, await sendContent(request, reply, content, 'private, max-age=86400, immutable'));

@@ -17,6 +17,7 @@ import { formBodies } from '../form-body.js';
 import { REPLAYED, runIdempotent, type IdempotencyGuardDeps } from '../idempotency-guard.js';
 import { sendContent } from '../send-content.js';
 import { listBody, listPageOf } from '../list-query.js';
+import type { LimitHeadersHook } from '../tier-limit-headers.js';
 
 interface FileParams {
   file_id: string;
@@ -25,10 +26,17 @@ interface FileParams {
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PURPOSE = /^[a-z][a-z0-9_-]{0,63}$/;
 
-export function fileRoutes(app: FastifyInstance, files: Files, contentTypes: ContentTypeFilter, accessLog: AccessLog, idempotency: IdempotencyGuardDeps): void {
-  const config = { endpoint: 'files' };
+export function fileRoutes(
+  app: FastifyInstance,
+  files: Files,
+  contentTypes: ContentTypeFilter,
+  accessLog: AccessLog,
+  idempotency: IdempotencyGuardDeps,
+  limitHeaders: LimitHeadersHook,
+): void {
+  const options = { config: { endpoint: 'files' }, preHandler: limitHeaders };
 
-  app.post('/files', { config }, async (request, reply) => {
+  app.post('/files', options, async (request, reply) => {
     const form = await receiveForm(request, files.blobs, { maxFileBytes: files.settings.maxBytes, fileFields: ['file'], contentTypes });
     let kept: FormFile | undefined;
     try {
@@ -53,7 +61,7 @@ export function fileRoutes(app: FastifyInstance, files: Files, contentTypes: Con
     }
   });
 
-  app.get('/files', { config }, async (request, reply) => {
+  app.get('/files', options, async (request, reply) => {
     const page = listPageOf(request.query);
     const items = await files.list(accountOf(request), { ...page, limit: page.limit + 1 });
     reply.header('x-request-id', request.id).header('content-type', JSON_TYPE).send(listBody(items.map(fileView), page.limit));
@@ -61,16 +69,16 @@ export function fileRoutes(app: FastifyInstance, files: Files, contentTypes: Con
     return reply;
   });
 
-  app.get<{ Params: FileParams }>('/files/:file_id', { config }, async (request, reply) => {
+  app.get<{ Params: FileParams }>('/files/:file_id', options, async (request, reply) => {
     return send(request, reply, 200, fileView(await files.find(accountOf(request), request.params.file_id)));
   });
 
-  app.delete<{ Params: FileParams }>('/files/:file_id', { config }, async (request, reply) => {
+  app.delete<{ Params: FileParams }>('/files/:file_id', options, async (request, reply) => {
     const file = await files.delete(accountOf(request), request.params.file_id);
     return send(request, reply, 200, { id: file.id, object: 'file', deleted: true });
   });
 
-  app.get<{ Params: FileParams }>('/files/:file_id/content', { config }, async (request, reply) => {
+  app.get<{ Params: FileParams }>('/files/:file_id/content', options, async (request, reply) => {
     const file = await files.find(accountOf(request), request.params.file_id);
     const content = { bytes: file.bytes, contentType: file.contentType, what: 'file', open: (range?: BlobRange) => files.content(file, range) };
     accessLog(reply, await sendContent(request, reply, content, 'private, no-cache'));

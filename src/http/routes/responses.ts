@@ -8,6 +8,7 @@ import type { Principal } from '../../auth/principal.js';
 import { GatewayError } from '../../errors/index.js';
 import type { StoredResponses } from '../../responses/stored-responses.js';
 import type { AccessLog } from '../access-log.js';
+import type { LimitHeadersHook } from '../tier-limit-headers.js';
 
 interface ResponseParams {
   response_id: string;
@@ -15,10 +16,10 @@ interface ResponseParams {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-export function responseRoutes(app: FastifyInstance, responses: StoredResponses, accessLog: AccessLog): void {
-  const config = { endpoint: 'responses' };
+export function responseRoutes(app: FastifyInstance, responses: StoredResponses, accessLog: AccessLog, limitHeaders: LimitHeadersHook): void {
+  const options = { config: { endpoint: 'responses' }, preHandler: limitHeaders };
 
-  app.get<{ Params: ResponseParams; Querystring: Record<string, unknown> }>('/responses/:response_id', { config }, async (request, reply) => {
+  app.get<{ Params: ResponseParams; Querystring: Record<string, unknown> }>('/responses/:response_id', options, async (request, reply) => {
     const id = request.params.response_id;
     // OpenAI streams a background response's events again; the SDK would wait for events in a JSON answer.
     if (typeof request.query.stream === 'string' && /^(true|1)$/i.test(request.query.stream)) {
@@ -29,7 +30,7 @@ export function responseRoutes(app: FastifyInstance, responses: StoredResponses,
     return send(request, reply, response);
   });
 
-  app.delete<{ Params: ResponseParams }>('/responses/:response_id', { config }, async (request, reply) => {
+  app.delete<{ Params: ResponseParams }>('/responses/:response_id', options, async (request, reply) => {
     const id = request.params.response_id;
     if (!(await responses.delete(accountOf(request), id))) throw notFound(id);
     return send(request, reply, JSON.stringify({ id, object: 'response', deleted: true }));

@@ -17,6 +17,7 @@ import type { AccessLog } from '../access-log.js';
 import { REPLAYED, runIdempotent, type IdempotencyGuardDeps } from '../idempotency-guard.js';
 import { sendContent } from '../send-content.js';
 import { listBody, listPageOf } from '../list-query.js';
+import type { LimitHeadersHook } from '../tier-limit-headers.js';
 
 interface VideoParams {
   video_id: string;
@@ -24,21 +25,29 @@ interface VideoParams {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-export function videoRoutes(app: FastifyInstance, jobs: VideoJobs, assets: Assets, assetRetentionMs: number, accessLog: AccessLog, idempotency: IdempotencyGuardDeps): void {
-  const config = { endpoint: 'videos' };
+export function videoRoutes(
+  app: FastifyInstance,
+  jobs: VideoJobs,
+  assets: Assets,
+  assetRetentionMs: number,
+  accessLog: AccessLog,
+  idempotency: IdempotencyGuardDeps,
+  limitHeaders: LimitHeadersHook,
+): void {
+  const options = { config: { endpoint: 'videos' }, preHandler: limitHeaders };
   const view = (job: VideoJobRecord) => videoView(job, job.completedAt === null || job.assetId === null ? null : job.completedAt + assetRetentionMs);
 
-  app.get('/videos', { config }, async (request, reply) => {
+  app.get('/videos', options, async (request, reply) => {
     const page = listPageOf(request.query);
     const items = await jobs.list(accountOf(request), { ...page, limit: page.limit + 1 });
     return send(request, reply, 200, listBody(items.map(view), page.limit));
   });
 
-  app.get<{ Params: VideoParams }>('/videos/:video_id', { config }, async (request, reply) => {
+  app.get<{ Params: VideoParams }>('/videos/:video_id', options, async (request, reply) => {
     return send(request, reply, 200, JSON.stringify(view(await jobs.find(accountOf(request), request.params.video_id))));
   });
 
-  app.get<{ Params: VideoParams; Querystring: { variant?: string } }>('/videos/:video_id/content', { config }, async (request, reply) => {
+  app.get<{ Params: VideoParams; Querystring: { variant?: string } }>('/videos/:video_id/content', options, async (request, reply) => {
     const variant = request.query.variant;
     if (variant !== undefined && variant !== 'video') {
       throw new GatewayError('invalid_parameter', `variant "${String(variant).slice(0, 40)}" is not available; Tollgate keeps the video itself (variant "video").`, { param: 'variant' });
@@ -59,7 +68,7 @@ export function videoRoutes(app: FastifyInstance, jobs: VideoJobs, assets: Asset
     return reply;
   });
 
-  app.post<{ Params: VideoParams }>('/videos/:video_id/cancel', { config }, async (request, reply) => {
+  app.post<{ Params: VideoParams }>('/videos/:video_id/cancel', options, async (request, reply) => {
     // The method and path are the whole request: a resend under the key gets the first answer back.
     const answer = await runIdempotent(request, reply, idempotency, null, async () => {
       return { status: 200, body: JSON.stringify(view(await jobs.cancel(accountOf(request), request.params.video_id))) };
@@ -71,7 +80,7 @@ export function videoRoutes(app: FastifyInstance, jobs: VideoJobs, assets: Asset
     return send(request, reply, answer.status, answer.body);
   });
 
-  app.delete<{ Params: VideoParams }>('/videos/:video_id', { config }, async (request, reply) => {
+  app.delete<{ Params: VideoParams }>('/videos/:video_id', options, async (request, reply) => {
     const job = await jobs.find(accountOf(request), request.params.video_id);
     await jobs.delete(job.accountId, job.id);
     return send(request, reply, 200, JSON.stringify({ id: job.id, object: 'video.deleted', deleted: true }));
