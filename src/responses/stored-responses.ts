@@ -14,6 +14,7 @@ import type { ResponseObject, ResponseOutputItem } from '../protocol/responses.j
 import { PeriodicTask } from '../util/periodic-task.js';
 import { storeUnavailable } from '../storage/store-unavailable.js';
 import { GatewayError } from '../errors/index.js';
+import { conversationItems } from './input-items.js';
 
 const SWEEP_EVERY_MS = 3_600_000;
 const SWEEP_BATCH = 1_000;
@@ -144,6 +145,26 @@ export class StoredResponses {
       throw storeUnavailable(err);
     });
     return found?.response ?? undefined;
+  }
+
+  /**
+   * The items the account's response was generated from, oldest first (src/responses/input-items.ts),
+   * or undefined when it is not kept. Of a conversation with a hole (an earlier response deleted),
+   * the part after the hole.
+   */
+  async inputItems(accountId: string, id: string): Promise<Array<Record<string, unknown> & { id: string }> | undefined> {
+    if (!RESPONSE_ID.test(id)) return undefined;
+    const chain = await this.store.getStoredResponseChain(accountId, id, Date.now(), MAX_REFERENCED_RESPONSES).catch((err: unknown) => {
+      throw storeUnavailable(err);
+    });
+    if (chain.length === 0) return undefined;
+    const turns = chain.reverse().map((turn) => ({
+      responseId: turn.id,
+      input: turn.input === null ? [] : (JSON.parse(turn.input) as unknown[]),
+      // The listed response's own output is what it made, not what it was made from.
+      output: turn.id === id ? [] : (JSON.parse(turn.output) as unknown[]),
+    }));
+    return conversationItems(turns);
   }
 
   /** Forgets the account's response; whether it was kept. */

@@ -200,6 +200,39 @@ describe('kept responses: previous_response_id, retrieve and delete', () => {
     expect([status, body.error.code]).toEqual([400, 'previous_response_not_found']);
   });
 
+  it('lists the items a response was generated from, the conversation before it included, page by page', async () => {
+    const first = await client.responses.create({ model: 'mock-chat', input: 'First question' });
+    const second = await client.responses.create({
+      model: 'mock-chat',
+      previous_response_id: first.id,
+      input: [
+        { role: 'developer', content: 'Be brief.' },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Second question' }] },
+      ],
+    });
+    const items: OpenAI.Responses.ResponseItem[] = [];
+    for await (const item of client.responses.inputItems.list(second.id, { order: 'asc', limit: 2 })) items.push(item);
+    expect(items.map((item) => (item.type === 'message' ? [item.role, item.status, item.content] : [item.type]))).toEqual([
+      ['user', 'completed', [{ type: 'input_text', text: 'First question' }]],
+      ['assistant', 'completed', [{ type: 'output_text', text: 'This is a mock reply to: First question', annotations: [] }]],
+      ['developer', 'completed', [{ type: 'input_text', text: 'Be brief.' }]],
+      ['user', 'completed', [{ type: 'input_text', text: 'Second question' }]],
+    ]);
+    expect(items[1]?.id).toBe(first.output[0]?.id);
+    expect(new Set(items.map((item) => item.id)).size).toBe(4);
+    // Newest first by default, and the same ids at every read.
+    const page = await client.responses.inputItems.list(second.id);
+    expect(page.data.map((item) => item.id)).toEqual(items.map((item) => item.id).reverse());
+    expect([page.has_more, (await client.responses.inputItems.list(first.id)).data.length]).toEqual([false, 1]);
+
+    const bad = await errorOf(await fetch(`${gw.baseURL}/responses/${second.id}/input_items?after=msg_none`, { headers: { authorization: `Bearer ${gw.keys.main}` } }));
+    expect([bad.status, bad.body.error.code, bad.body.error.param]).toEqual([400, 'invalid_parameter', 'after']);
+    const other = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.keys.other!, maxRetries: 0 });
+    await expect(other.responses.inputItems.list(second.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+    await client.responses.delete(second.id);
+    await expect(client.responses.inputItems.list(second.id)).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
   it('refuses to stream a kept response back, which the SDK would wait on for events', async () => {
     const kept = await client.responses.create({ model: 'mock-chat', input: 'Kept' });
     const { status, body } = await errorOf(await fetch(`${gw.baseURL}/responses/${kept.id}?stream=true`, { headers: { authorization: `Bearer ${gw.keys.main}` } }));

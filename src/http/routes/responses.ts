@@ -1,6 +1,7 @@
 /**
  * GET and DELETE /v1/responses/{response_id}: a kept Responses API response (src/responses/), read
- * back as it was shown, or forgotten. A response of another account, expired, or sent with
+ * back as it was shown, or forgotten; GET /v1/responses/{response_id}/input_items, what it was
+ * generated from. A response of another account, expired, or sent with
  * `store: false` is 404, like one that never existed. POST /v1/responses is in chat.ts.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -9,6 +10,8 @@ import { GatewayError } from '../../errors/index.js';
 import type { StoredResponses } from '../../responses/stored-responses.js';
 import type { AccessLog } from '../access-log.js';
 import type { LimitHeadersHook } from '../tier-limit-headers.js';
+import { listPageOf } from '../list-query.js';
+import { itemsPage } from '../../responses/input-items.js';
 
 interface ResponseParams {
   response_id: string;
@@ -28,6 +31,14 @@ export function responseRoutes(app: FastifyInstance, responses: StoredResponses,
     const response = await responses.get(accountOf(request), id);
     if (response === undefined) throw notFound(id);
     return send(request, reply, response);
+  });
+
+  app.get<{ Params: ResponseParams }>('/responses/:response_id/input_items', options, async (request, reply) => {
+    const id = request.params.response_id;
+    const page = listPageOf(request.query);
+    const items = await responses.inputItems(accountOf(request), id);
+    if (items === undefined) throw notFound(id);
+    return send(request, reply, itemsPage(items, page));
   });
 
   app.delete<{ Params: ResponseParams }>('/responses/:response_id', options, async (request, reply) => {
