@@ -217,8 +217,9 @@ describe('SIGTERM drain of tollgate serve', () => {
     running.child.kill('SIGTERM');
     const { code, at } = await exited;
     expect(code).toBe(0);
-    // The deadline, plus the flush of billing and the process's exit.
-    expect(at - signalled).toBeLessThan(shutdownMs + 2500);
+    // The deadline, the streams' error frames, the flush of billing and the process's exit
+    // (about 90 ms here): nothing left over may keep the process alive (a timer once held it 2 s).
+    expect(at - signalled).toBeLessThan(shutdownMs + 1200);
     expect(at - signalled).toBeGreaterThanOrEqual(shutdownMs - 50);
 
     expect(await Promise.all(slow)).toEqual(['cut', 'cut']);

@@ -39,3 +39,15 @@ describe('Checkpointer', () => {
     await store.close();
   });
 });
+
+describe('Checkpointer.stop', () => {
+  it('leaves no timer behind that would keep the process alive after a shutdown', async () => {
+    const timers = (): number => process.getActiveResourcesInfo().filter((kind) => kind === 'Timeout').length;
+    const before = timers();
+    const { db, sqlite, checkpointer } = openSqlite(join(dir, 'stop.db'), { everyMs: 20 });
+    const store = new SqliteStore(db, sqlite, checkpointer);
+    await store.migrate();
+    await store.close();
+    expect(timers()).toBe(before);
+  });
+});

@@ -127,7 +127,10 @@ export class Checkpointer {
       this.worker.once('exit', () => resolve());
     });
     this.worker.postMessage('stop');
-    await Promise.race([stopped, new Promise((r) => setTimeout(r, 2_000))]);
+    // Cleared once the worker answers: a pending timer would keep the process alive 2 s after every shutdown.
+    let patience: NodeJS.Timeout | undefined;
+    await Promise.race([stopped, new Promise((r) => (patience = setTimeout(r, 2_000)))]);
+    clearTimeout(patience);
     await this.worker.terminate();
   }
 }
