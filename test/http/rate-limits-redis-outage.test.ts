@@ -190,6 +190,12 @@ suite(title, () => {
       expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
       expect(a.headers.get('x-should-retry')).toBe('true');
     }
+    // What counts no limit is served on, without the headers it cannot read; a model's record, which reports the limits, is not.
+    const auth = { authorization: `Bearer ${key}` };
+    const unlimited = await Promise.all([`${gw.baseURL}/models`, `${gw.baseURL}/files`, `${gw.baseURL}/videos`].map((url) => fetch(url, { headers: auth })));
+    expect(unlimited.map((res) => [res.status, res.headers.get('x-ratelimit-limit')])).toEqual(unlimited.map(() => [200, null]));
+    expect((await fetch(`${gw.baseURL}/responses/resp_none/input_items`, { headers: auth })).status).toBe(404);
+    expect((await fetch(`${gw.baseURL}/models/mock-chat`, { headers: auth })).status).toBe(503);
     await sleep(300);
     const outage = log.matching(WARN, UNAVAILABLE);
     expect(outage).toHaveLength(1);

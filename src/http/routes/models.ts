@@ -6,14 +6,14 @@ import { modelRecord, type ModelCatalog } from '../../catalog/model-catalog.js';
 import type { ModelLimits } from '../../core/model-limits.js';
 import type { Principal } from '../../auth/principal.js';
 import type { AccessLog } from '../access-log.js';
+import { tierHeadersOf } from '../tier-limit-headers.js';
 
 export function modelRoutes(app: FastifyInstance, catalog: ModelCatalog, limits: ModelLimits, accessLog: AccessLog): void {
   app.get('/models', { config: { endpoint: 'models' } }, async (request, reply) => {
     const principal = request.principal as Principal;
     const data = [];
     for (const model of catalog.all()) if (modelAllowed(principal, model.id)) data.push(modelRecord(model));
-    const view = await limits.tierView(principal);
-    reply.headers(view.headers).header('x-request-id', request.id).send({ object: 'list', data });
+    reply.headers(await tierHeadersOf(limits, principal)).header('x-request-id', request.id).send({ object: 'list', data });
     accessLog(reply, 200);
     return reply;
   });
