@@ -29,9 +29,28 @@ describe('conversationItems', () => {
     expect(conversationItems(turns)).toEqual(items);
   });
 
-  it('keeps a caller\u2019s id unless an earlier item has it already', () => {
-    const input = [{ id: 'msg_mine', role: 'user', content: 'a' }, { id: 'msg_mine', role: 'user', content: 'a' }];
-    expect(conversationItems([{ responseId: one, input, output: [] }]).map((item) => item.id)).toEqual(['msg_mine', 'msg_00000000000000000000000000000001_in1']);
+  it('keeps a caller\u2019s id for its latest item only, so that deleting an earlier response changes no id', () => {
+    const first = { responseId: one, input: [{ id: 'msg_mine', role: 'user', content: 'a' }], output: [{ type: 'message', id: `msg_${one.slice(5)}`, role: 'assistant', status: 'completed', content: [] }] };
+    const second = {
+      responseId: two,
+      input: [{ id: 'msg_mine', role: 'user', content: 'b' }, { id: 'msg_mine', role: 'user', content: 'c' }, { id: `msg_${one.slice(5)}`, role: 'assistant', content: 'handed back' }],
+      output: [],
+    };
+    const whole = conversationItems([first, second]).map((item) => item.id);
+    expect(whole).toEqual([
+      'msg_00000000000000000000000000000001_in0',
+      'msg_00000000000000000000000000000001',
+      'msg_00000000000000000000000000000002_in0',
+      'msg_mine',
+      // Shaped like an output item's: the earlier response lists it, while it is kept.
+      'msg_00000000000000000000000000000002_in2',
+    ]);
+    expect(conversationItems([second]).map((item) => item.id)).toEqual(whole.slice(2));
+  });
+
+  it('lists a run\u2019s several outputs in their order', () => {
+    const output = ['a', 'b'].map((n) => ({ type: 'function_call', id: `fc_${one.slice(5)}_${n === 'a' ? 0 : 1}`, call_id: n, name: 'f', arguments: '{}', status: 'completed' }));
+    expect(conversationItems([{ responseId: one, input: [], output }, { responseId: two, input: [], output: [] }])).toEqual(output);
   });
 });
 

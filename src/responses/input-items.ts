@@ -5,8 +5,13 @@
  *
  * Items are kept as the caller sent them, so many have no id (a message given as
  * `{role, content}`); each gets one from its response's digits and its place in that response's
- * input (`msg_<digits>_in<n>`), the same at every read, so that `after` pages through them. Such
- * ids name no output item: an `item_reference` to one is refused like any unknown item.
+ * input (`msg_<digits>_in<n>`), so that `after` pages through them. Such ids name no output item:
+ * an `item_reference` to one is refused like any unknown item.
+ *
+ * A cursor must name one place, at every read: an item's id may not depend on whether an earlier
+ * response is still kept. So a caller's own id is kept only when it is not shaped like Tollgate's
+ * (an output item of an earlier response handed back, which that response may list too) and no
+ * later item has it; the rest get the id of their place.
  */
 import { GatewayError } from '../errors/index.js';
 import type { ListPage } from '../storage/types.js';
@@ -26,28 +31,34 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Ids Tollgate makes for items: output items (msg_<32 hex>, fc_<32 hex>_<n>) and the ids of places above. */
+const OWN_SHAPE = /^[a-z]+_[0-9a-f]{32}(?:_(?:in)?\d+)?$/;
+
 /** Every item of the conversation, oldest first, each with an id unique in the list. */
 export function conversationItems(turns: readonly ConversationTurn[]): Item[] {
   const items: Item[] = [];
-  const seen = new Set<string>();
-  for (const turn of turns) {
+  // Newest first, so that whether an id is taken never depends on the older turns, which a deleted response removes.
+  const taken = new Set<string>();
+  for (let t = turns.length - 1; t >= 0; t--) {
+    const turn = turns[t] as ConversationTurn;
     const digits = turn.responseId.slice('resp_'.length);
-    turn.input.forEach((given, n) => {
-      const item = listedItem(given);
-      const type = typeof item.type === 'string' ? item.type : 'message';
-      const own = typeof item.id === 'string' && item.id !== '' && !seen.has(item.id) ? item.id : undefined;
-      // A caller's id that repeats an earlier one (the same item sent again) is replaced: a cursor must name one place.
-      const id = own ?? `${PREFIX[type] ?? 'item'}_${digits}_in${n}`;
-      seen.add(id);
-      items.push({ ...item, id });
-    });
-    for (const given of turn.output) {
-      if (!isObject(given) || typeof given.id !== 'string') continue;
-      seen.add(given.id);
-      items.push(given as Item);
+    // Built backwards, as the whole list is: reversed at the end.
+    const run: Item[] = [];
+    for (let o = turn.output.length - 1; o >= 0; o--) {
+      const given = turn.output[o];
+      if (isObject(given) && typeof given.id === 'string') run.push(given as Item);
     }
+    for (let n = turn.input.length - 1; n >= 0; n--) {
+      const item = listedItem(turn.input[n]);
+      const type = typeof item.type === 'string' ? item.type : 'message';
+      const own = typeof item.id === 'string' && item.id !== '' && !OWN_SHAPE.test(item.id) && !taken.has(item.id) ? item.id : undefined;
+      const id = own ?? `${PREFIX[type] ?? 'item'}_${digits}_in${n}`;
+      taken.add(id);
+      run.push({ ...item, id });
+    }
+    items.push(...run);
   }
-  return items;
+  return items.reverse();
 }
 
 /** An input item as OpenAI lists it: a message's text as a content part, a status on every item. */

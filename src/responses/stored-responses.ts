@@ -154,7 +154,8 @@ export class StoredResponses {
    */
   async inputItems(accountId: string, id: string): Promise<Array<Record<string, unknown> & { id: string }> | undefined> {
     if (!RESPONSE_ID.test(id)) return undefined;
-    const chain = await this.store.getStoredResponseChain(accountId, id, Date.now(), MAX_REFERENCED_RESPONSES).catch((err: unknown) => {
+    // One more than a request may continue: a response that continued the longest conversation is listed whole.
+    const chain = await this.store.getStoredResponseChain(accountId, id, Date.now(), MAX_REFERENCED_RESPONSES + 1).catch((err: unknown) => {
       throw storeUnavailable(err);
     });
     if (chain.length === 0) return undefined;
