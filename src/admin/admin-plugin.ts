@@ -149,11 +149,7 @@ class AdminRoutes {
 
   private async apiKey(id: string): Promise<ApiKeyRecord> {
     const key = await this.store.getApiKey(id);
-    if (key === undefined) {
-      // A whole key in the path is not echoed back: give the id, never the secret.
-      if (id.startsWith('sk-tg-')) throw new GatewayError('api_key_not_found', 'No API key has this id: give the key id (the 12 characters after "sk-tg-"), not the key.');
-      throw new GatewayError('api_key_not_found', `No API key has the id "${id}".`);
-    }
+    if (key === undefined) throw keyNotFound(id);
     return key;
   }
 
@@ -268,15 +264,15 @@ class AdminRoutes {
     if (body.status === undefined && body.scope === undefined && body.name === undefined) {
       throw new GatewayError('invalid_parameter', 'The body changes nothing: send status, scope, name or several of them.', { param: null });
     }
-    const key = await this.apiKey(request.params.id);
-    const changed: ApiKeyRecord = {
-      ...key,
+    // Only the fields sent, in one statement: a read-modify-write would undo a change made
+    // meanwhile (a disable) or bring back a key deleted meanwhile.
+    const changed = await this.store.updateApiKey(request.params.id, {
       ...(body.status !== undefined ? { status: body.status } : {}),
       ...(body.scope !== undefined ? { scope: body.scope } : {}),
       ...(body.name !== undefined ? { name: body.name } : {}),
-    };
-    await this.store.putApiKey({ id: changed.id, accountId: changed.accountId, name: changed.name, secretHash: changed.secretHash, status: changed.status, scope: changed.scope });
-    this.deps.keys.invalidateKey(key.id);
+    });
+    if (changed === undefined) throw keyNotFound(request.params.id);
+    this.deps.keys.invalidateKey(changed.id);
     return this.send<ApiKeyView>(reply, 200, apiKeyView(changed));
   }
 
@@ -323,4 +319,10 @@ function dayStart(day: string, param: string): number {
     throw new GatewayError('invalid_parameter', `${param} must be a UTC day written YYYY-MM-DD, got "${day}" (no such day).`, { param });
   }
   return ms;
+}
+
+function keyNotFound(id: string): GatewayError {
+  // A whole key in the path is not echoed back: give the id, never the secret.
+  if (id.startsWith('sk-tg-')) return new GatewayError('api_key_not_found', 'No API key has this id: give the key id (the 12 characters after "sk-tg-"), not the key.');
+  return new GatewayError('api_key_not_found', `No API key has the id "${id}".`);
 }

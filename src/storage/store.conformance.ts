@@ -55,6 +55,12 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(await store.getApiKey('k1')).toMatchObject({ name: 'renamed', status: 'disabled', scope: null });
       expect((await store.listApiKeys('a3')).map((k) => k.id).sort()).toEqual(['k1', 'k2']);
       expect(await store.getApiKey('nope')).toBeUndefined();
+      // An update changes only what it names, and never makes a key that is not there.
+      expect(await store.updateApiKey('k2', { status: 'disabled' })).toMatchObject({ id: 'k2', name: null, status: 'disabled', scope: null });
+      expect(await store.updateApiKey('k2', { name: 'second', scope: { models: ['a'] } })).toMatchObject({ name: 'second', status: 'disabled', scope: { models: ['a'] } });
+      expect(await store.updateApiKey('k2', { scope: null })).toMatchObject({ name: 'second', status: 'disabled', scope: null });
+      expect(await store.updateApiKey('nope', { name: 'ghost' })).toBeUndefined();
+      expect(await store.getApiKey('nope')).toBeUndefined();
     });
 
     it('refuses a key for an account that does not exist', async () => {

@@ -189,6 +189,7 @@ export interface UsageRow {
 }
 
 export type NewApiKey = Omit<ApiKeyRecord, 'createdAt'>;
+export type ApiKeyChanges = Partial<Pick<ApiKeyRecord, 'name' | 'status' | 'scope'>>;
 
 /** A file Tollgate serves to its account: a generated image (later audio, video), its bytes in the blob store. */
 export interface AssetRecord {
@@ -279,6 +280,12 @@ export interface Store {
   getApiKey(id: string): Promise<ApiKeyRecord | undefined>;
   /** Inserts a key, or replaces every field of the key with the same id. */
   putApiKey(key: NewApiKey): Promise<void>;
+  /**
+   * Changes only the given fields of an existing key, in one statement (a change made meanwhile
+   * to another field stays, and a deleted key stays deleted); returns the key as changed, or
+   * undefined when there is no such key.
+   */
+  updateApiKey(id: string, changes: ApiKeyChanges): Promise<ApiKeyRecord | undefined>;
   listApiKeys(accountId: string): Promise<ApiKeyRecord[]>;
   /** Removes a key; returns whether it existed. Its ledger entries and usage stay. */
   deleteApiKey(id: string): Promise<boolean>;

@@ -18,6 +18,7 @@ import type {
   VideoJobChanges,
   VideoJobRecord,
   VideoJobStatus,
+  ApiKeyChanges,
   ApiKeyRecord,
   CreditReservation,
   IdempotencyRecord,
@@ -165,6 +166,17 @@ export class SqlStore implements Store {
       .values({ id: key.id, created_at: Date.now(), ...values })
       .onConflict((oc) => oc.column('id').doUpdateSet(values))
       .execute();
+  }
+
+  async updateApiKey(id: string, changes: ApiKeyChanges): Promise<ApiKeyRecord | undefined> {
+    const set = {
+      ...(changes.name !== undefined ? { name: changes.name } : {}),
+      ...(changes.status !== undefined ? { status: changes.status } : {}),
+      ...(changes.scope !== undefined ? { scope: changes.scope === null ? null : JSON.stringify(changes.scope) } : {}),
+    };
+    if (Object.keys(set).length === 0) return this.getApiKey(id);
+    const row = await this.db.updateTable('api_keys').set(set).where('id', '=', id).returningAll().executeTakeFirst();
+    return row && toApiKey(row);
   }
 
   async listApiKeys(accountId: string): Promise<ApiKeyRecord[]> {
