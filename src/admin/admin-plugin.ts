@@ -12,6 +12,7 @@
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/index.js';
 import { generateApiKey } from '../auth/api-key.js';
+import { KEY_ID, keyIdOf } from '../auth/key-shape.js';
 import type { KeyCache } from '../auth/key-cache.js';
 import type { CreditGate } from '../billing/types.js';
 import { BalanceOutOfRangeError, MAX_BALANCE_MICROS, type AccountRecord, type ApiKeyRecord, type LedgerKind, type Store } from '../storage/types.js';
@@ -19,6 +20,7 @@ import type { AccessLog } from '../http/access-log.js';
 import { adminTokenCheck } from './admin-token.js';
 import { formatMicros, microsFromCredits } from './money.js';
 import {
+  ACCOUNT_ID,
   checkScopeNames,
   validateBalanceChange,
   validateCreateAccount,
@@ -141,14 +143,15 @@ class AdminRoutes {
     return reply;
   }
 
+  /** An id no account can have is not sent to the store (PostgreSQL refuses a NUL in text: a 500, not the 404 it is). */
   private async account(id: string): Promise<AccountRecord> {
-    const account = await this.store.getAccount(id);
-    if (account === undefined) throw new GatewayError('account_not_found', `No account has the id "${id}".`);
+    const account = ACCOUNT_ID.test(id) ? await this.store.getAccount(id) : undefined;
+    if (account === undefined) throw new GatewayError('account_not_found', `No account has the id "${id.slice(0, 128)}".`);
     return account;
   }
 
   private async apiKey(id: string): Promise<ApiKeyRecord> {
-    const key = await this.store.getApiKey(id);
+    const key = KEY_ID.test(id) ? await this.store.getApiKey(id) : undefined;
     if (key === undefined) throw keyNotFound(id);
     return key;
   }
@@ -266,6 +269,7 @@ class AdminRoutes {
     }
     // Only the fields sent, in one statement: a read-modify-write would undo a change made
     // meanwhile (a disable) or bring back a key deleted meanwhile.
+    if (!KEY_ID.test(request.params.id)) throw keyNotFound(request.params.id);
     const changed = await this.store.updateApiKey(request.params.id, {
       ...(body.status !== undefined ? { status: body.status } : {}),
       ...(body.scope !== undefined ? { scope: body.scope } : {}),
@@ -278,6 +282,7 @@ class AdminRoutes {
 
   private async deleteKey(request: FastifyRequest<IdParams>, reply: FastifyReply): Promise<FastifyReply> {
     const { id } = request.params;
+    if (!KEY_ID.test(id)) throw keyNotFound(id);
     const deleted = await this.store.deleteApiKey(id);
     this.deps.keys.invalidateKey(id);
     if (!deleted) await this.apiKey(id); // throws api_key_not_found
@@ -296,16 +301,18 @@ class AdminRoutes {
     // Accounts are never deleted, so an unknown one is a mistake worth saying; keys may have been
     // deleted while their usage stays, so a key is only a filter.
     if (query.account !== undefined) await this.account(query.account);
+    // A whole key given as the filter is taken by its id, as the CLI does, and never echoed.
+    const key = query.key === undefined ? undefined : (keyIdOf(query.key) ?? query.key);
     const rows = await this.store.usageSummary({
       ...(query.account !== undefined ? { accountId: query.account } : {}),
-      ...(query.key !== undefined ? { apiKeyId: query.key } : {}),
+      ...(key !== undefined ? { apiKeyId: key } : {}),
       ...(query.model !== undefined ? { model: query.model } : {}),
       ...(from !== undefined ? { from } : {}),
       ...(to !== undefined ? { to } : {}),
     });
     return this.send<UsageView>(reply, 200, {
       object: 'usage',
-      filters: { account: query.account ?? null, key: query.key ?? null, model: query.model ?? null, from: query.from ?? null, to: query.to ?? null },
+      filters: { account: query.account ?? null, key: key ?? null, model: query.model ?? null, from: query.from ?? null, to: query.to ?? null },
       data: rows.map(usageRowView),
       totals: usageTotals(rows),
     });

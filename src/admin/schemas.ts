@@ -13,14 +13,18 @@ import { ENDPOINT_NAMES, matchesNone } from '../auth/endpoint-names.js';
 import { SDK_NAMES } from '../auth/sdk.js';
 
 /** The same ids as the configuration file's `accounts[].id`. */
+const ACCOUNT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$';
+export const ACCOUNT_ID = new RegExp(ACCOUNT_ID_PATTERN);
 const AccountId = Type.String({
-  pattern: '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$',
+  pattern: ACCOUNT_ID_PATTERN,
   expected: 'an id of 1 to 128 letters, digits and . _ : / -, starting with a letter or digit',
 });
-const Name = Type.String({ maxLength: 200 });
+/** Free text kept in the store: PostgreSQL refuses a NUL in text, so it is refused here, naming the field. */
+const NO_NUL = { pattern: '^[^\\u0000]*$', expected: 'text without NUL characters' };
+const Name = Type.String({ maxLength: 200, ...NO_NUL });
 const Tier = Type.String({ minLength: 1 });
 const Credits = Type.Number();
-const Note = Type.String({ maxLength: 500 });
+const Note = Type.String({ maxLength: 500, ...NO_NUL });
 const Globs = Type.Array(Type.String({ minLength: 1, maxLength: 256 }), { maxItems: 256 });
 
 export const ScopeSchema = Type.Object(
@@ -46,7 +50,7 @@ export const UpdateKeySchema = Type.Object(
 
 const Digits = Type.String({ pattern: '^[0-9]{1,9}$', expected: 'a whole number' });
 const Day = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', expected: 'a UTC day written YYYY-MM-DD' });
-const Filter = Type.String({ minLength: 1, maxLength: 256 });
+const Filter = Type.String({ minLength: 1, maxLength: 256, ...NO_NUL });
 
 export const LedgerQuerySchema = Type.Object({ limit: Type.Optional(Digits) }, { additionalProperties: false });
 

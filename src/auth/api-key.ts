@@ -5,10 +5,9 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
+import { KEY_ID_LENGTH as ID_LENGTH, KEY_PATTERN, KEY_SECRET_LENGTH as SECRET_LENGTH } from './key-shape.js';
+
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const ID_LENGTH = 12;
-const SECRET_LENGTH = 40;
-const KEY_PATTERN = /^sk-tg-([A-Za-z0-9]{12})-([A-Za-z0-9]{40})$/;
 
 export interface ParsedApiKey {
   id: string;

@@ -31,3 +31,11 @@ describe('provider secrets', () => {
     expect(toEnvelope(err).error.message).not.toContain('sk-ant-api03');
   });
 });
+
+describe('scrubSecrets and Tollgate keys', () => {
+  it('cuts every whole Tollgate key in a text to its public id, and leaves ids and other text alone', () => {
+    const key = `sk-tg-AbCdEf123456-${'x'.repeat(40)}`;
+    expect(scrubSecrets(`No route GET /admin/v1/key/${key} (nor ${key}).`)).toBe('No route GET /admin/v1/key/sk-tg-AbCdEf123456-… (nor sk-tg-AbCdEf123456-…).');
+    expect(scrubSecrets('sk-tg-AbCdEf123456 and sk-tg-short-secret')).toBe('sk-tg-AbCdEf123456 and sk-tg-short-secret');
+  });
+});

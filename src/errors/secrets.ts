@@ -2,8 +2,11 @@
  * The provider credentials of this process (API keys, the values of configured headers such as
  * Azure's `api-key`), scrubbed from every error before it reaches a caller. Each adapter also
  * leaves its key out of what it relays; this is the one place no adapter can forget, for an
- * upstream that echoes a credential in a message, a `param` or a status field.
+ * upstream that echoes a credential in a message, a `param` or a status field. Tollgate's own
+ * keys, which a caller may put where an id or a path belongs, are cut to their public id.
  */
+import { maskKeysIn } from '../auth/key-shape.js';
+
 const secrets = new Set<string>();
 /** Longest first: a secret that contains another is scrubbed whole, not around the shorter one. */
 let ordered: string[] = [];
@@ -37,7 +40,7 @@ export function keepProviderSecrets(apiKey: string | undefined, headers: Readonl
 }
 
 export function scrubSecrets(text: string): string {
-  let scrubbed = text;
+  let scrubbed = maskKeysIn(text);
   for (const secret of ordered) if (scrubbed.includes(secret)) scrubbed = scrubbed.split(secret).join('[redacted]');
   return scrubbed;
 }

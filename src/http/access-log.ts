@@ -4,6 +4,7 @@ import type { AccessLogWriter } from '../logging/logger.js';
 import { elapsedMs } from './request-timing.js';
 import type { GatewayMetrics } from '../metrics/gateway-metrics.js';
 import { STATUS_TABLE, type ErrorStatus } from '../errors/status-table.js';
+import { maskKeysIn } from '../auth/key-shape.js';
 
 const MAX_LOGGED_MODEL = 256;
 
@@ -63,5 +64,6 @@ function recordOf(request: FastifyRequest, status: number, ms: number, streamEnd
 
 function pathOf(url: string): string {
   const query = url.indexOf('?');
-  return query === -1 ? url : url.slice(0, query);
+  // A key pasted where an id belongs (`/admin/v1/key/sk-tg-…`) must not reach the log whole.
+  return maskKeysIn(query === -1 ? url : url.slice(0, query));
 }

@@ -89,12 +89,28 @@ export async function receiveForm(request: FastifyRequest, blobs: BlobStore, lim
   return { fields, files, discard };
 }
 
+const MAX_FILENAME_CHARS = 255;
+const MAX_CONTENT_TYPE_CHARS = 127;
+// eslint-disable-next-line no-control-regex -- control characters are what is looked for.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
 async function storeFile(part: Multipart & { type: 'file' }, name: string, blobs: BlobStore, limits: FormLimits): Promise<FormFile> {
   if (!limits.fileFields.includes(name)) {
     part.file.resume();
     throw new GatewayError('invalid_parameter', `The field ${name} cannot carry a file here${limits.fileFields.length > 0 ? `; files go in ${limits.fileFields.join(', ')}` : ''}.`, { param: name });
   }
   const contentType = part.mimetype === '' ? 'application/octet-stream' : part.mimetype;
+  // What is kept of the part (its name and type) must fit the store's columns and hold no NUL,
+  // which PostgreSQL refuses: said before any byte is stored, naming the field.
+  const filename = part.filename || 'upload';
+  if (filename.length > MAX_FILENAME_CHARS || CONTROL.test(filename)) {
+    part.file.resume();
+    throw new GatewayError('invalid_parameter', `The file name in ${name} must be at most ${MAX_FILENAME_CHARS} characters, without control characters.`, { param: name });
+  }
+  if (contentType.length > MAX_CONTENT_TYPE_CHARS || CONTROL.test(contentType)) {
+    part.file.resume();
+    throw new GatewayError('invalid_parameter', `The Content-Type of ${name} is not a media type (at most ${MAX_CONTENT_TYPE_CHARS} characters).`, { param: name });
+  }
   if (!limits.contentTypes.allows(contentType)) {
     part.file.resume();
     throw new GatewayError('invalid_parameter', `Files of type ${contentType} are not accepted; accepted: ${limits.contentTypes.describe()}.`, { param: name });
@@ -104,7 +120,7 @@ async function storeFile(part: Multipart & { type: 'file' }, name: string, blobs
     await blobs.delete(blob.id);
     throw tooLarge(name, limits.maxFileBytes);
   }
-  return { field: name, filename: part.filename || 'upload', contentType, blob };
+  return { field: name, filename, contentType, blob };
 }
 
 function tooLarge(field: string, maxBytes: number): GatewayError {

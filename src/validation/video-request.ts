@@ -23,8 +23,9 @@ export function validateVideoFields(body: Record<string, unknown>): ValidVideoRe
   if (typeof model !== 'string' || model === '') throw new GatewayError('invalid_parameter', 'model must be a non-empty string.', { param: 'model' });
   const prompt = body.prompt;
   if (prompt === undefined) throw new GatewayError('missing_required_parameter', 'prompt is required.', { param: 'prompt' });
-  if (typeof prompt !== 'string' || prompt === '' || prompt.length > MAX_PROMPT_CHARS) {
-    throw new GatewayError('invalid_parameter', `prompt must be a string of 1 to ${MAX_PROMPT_CHARS} characters.`, { param: 'prompt' });
+  // Without NUL: the job keeps its prompt in the store, and PostgreSQL refuses a NUL in text.
+  if (typeof prompt !== 'string' || prompt === '' || prompt.length > MAX_PROMPT_CHARS || prompt.includes('\u0000')) {
+    throw new GatewayError('invalid_parameter', `prompt must be a string of 1 to ${MAX_PROMPT_CHARS} characters, without NUL.`, { param: 'prompt' });
   }
   const rawSeconds = body.seconds ?? String(DEFAULT_VIDEO_SECONDS);
   const secondsCount = typeof rawSeconds === 'number' ? rawSeconds : typeof rawSeconds === 'string' && /^\d{1,3}$/.test(rawSeconds) ? Number(rawSeconds) : NaN;

@@ -93,6 +93,17 @@ async function statusOf(id: string): Promise<string | undefined> {
 }
 
 describe('VideoPoller', () => {
+  it('keeps an upstream failure it could not store whole: the code cut to its column, the message without NUL', async () => {
+    const code = `content_policy_violation_${'x'.repeat(150)} \u0000!`;
+    const failing = adapterOf('fails', { retrieve: () => Promise.resolve({ id: 'u', status: 'failed', progress: 0, error: { code, message: 'no\u0000 fox' } }) });
+    const job = await jobOn('fails');
+    startPoller({ fails: failing });
+    await until(async () => (await statusOf(job.id)) === 'failed', 5_000);
+    const failed = await store.getVideoJob(job.id);
+    expect(failed?.errorCode).toBe(code.replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, 128));
+    expect(failed?.errorMessage).toBe('no fox');
+  });
+
   it('finishes other jobs while one upstream hangs', async () => {
     const slow = await jobOn('slow');
     const poller = startPoller({ slow: adapterOf('slow', { retrieve: hang }), fast: adapterOf('fast', {}) });

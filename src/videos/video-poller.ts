@@ -189,8 +189,10 @@ export class VideoPoller {
     const refund = this.jobs.refundOf(job, 'failed');
     const failed = await this.store.updateVideoJob(
       job.id,
-      // Shown to the caller as the job's error, outside any error envelope: scrubbed here.
-      { status: 'failed', errorCode: code, errorMessage: scrubSecrets(message), updatedAt: now, completedAt: now, leaseOwner: null, leaseUntil: null },
+      // Shown to the caller as the job's error, outside any error envelope: scrubbed here, and
+      // made storable (an upstream's code or message could otherwise fail the write on every
+      // poll, leaving the job in flight and its charge never refunded).
+      { status: 'failed', errorCode: storableCode(code), errorMessage: storableText(scrubSecrets(message), MAX_ERROR_MESSAGE), updatedAt: now, completedAt: now, leaseOwner: null, leaseUntil: null },
       IN_FLIGHT,
       { ifLeaseOwner: this.owner, ...(refund === undefined ? {} : { refund }) },
     );
@@ -231,4 +233,19 @@ async function* untilSilent(body: AsyncIterable<Uint8Array>, ms: number, onSilen
     // Left early (a write failed, the video is too large): the upstream's body is let go.
     if (!finished) await chunks.return?.();
   }
+}
+
+const MAX_ERROR_CODE = 128;
+const MAX_ERROR_MESSAGE = 4_000;
+
+/** An upstream's error code as a column of 128 characters takes it: word characters only. */
+function storableCode(code: string): string {
+  const cleaned = code.replace(/[^A-Za-z0-9_.:-]/g, '_').slice(0, MAX_ERROR_CODE);
+  return cleaned === '' ? 'video_generation_failed' : cleaned;
+}
+
+/** Text as PostgreSQL takes it (no NUL), of a bounded length. */
+function storableText(text: string, max: number): string {
+  const cleaned = text.includes('\u0000') ? text.replaceAll('\u0000', '') : text;
+  return cleaned.length > max ? `${cleaned.slice(0, max - 1)}…` : cleaned;
 }

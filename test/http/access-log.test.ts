@@ -53,8 +53,12 @@ describe('access log', () => {
     const ok = await gw.chat({}, quoted);
     const bad = await gw.chat({ model: 'nope"\n' }, quoted);
     await fetch(`${gw.url}/nowhere?token=sk-secret-in-url`);
+    // A whole key pasted where an id belongs: neither the answer nor the log has its secret.
+    const pasted = await fetch(`${gw.url}/v1/key/${gw.key}`);
+    expect([pasted.status, await pasted.text()]).toEqual([404, expect.not.stringContaining(gw.key.slice(-40)) as unknown]);
     const lines = await gw.lines();
-    expect(lines).toHaveLength(3);
+    expect(lines).toHaveLength(4);
+    expect(lines[3]).toMatchObject({ status: 404, path: `/v1/key/sk-tg-${gw.id}-…` });
     expect(lines[0]).toMatchObject({ level: 30, msg: 'request', request_id: ok.headers.get('x-request-id'), status: 200, key_id: gw.id, account: 'acct', model: 'mock-chat', provider: 'mock', prompt_tokens: expect.any(Number), completion_tokens: 7, client_request_id: 'client "quoted" id' });
     expect(lines[1]).toMatchObject({ request_id: bad.headers.get('x-request-id'), status: 404, model: 'nope"\n', error_code: 'model_not_found' });
     expect(lines[2]).toMatchObject({ status: 404, path: '/nowhere' });

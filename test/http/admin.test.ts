@@ -424,6 +424,16 @@ describe('API keys', () => {
     const error = await fails(admin('GET', `/keys/${encodeURIComponent(gw.keys.main!)}`), 404, 'api_key_not_found');
     expect(error.message).toContain('key id');
     expect(error.message).not.toContain(gw.keys.main!.slice(-40));
+    // Nor where an account id or a route belongs; a usage filter takes a whole key by its id.
+    const secret = gw.keys.main!.slice(-40);
+    for (const answer of [admin('GET', `/accounts/${gw.keys.main}`), admin('GET', `/key/${gw.keys.main}`), admin('GET', `/key/${gw.keys.main}`, undefined, null)]) {
+      const text = await (await answer).text();
+      expect(text).toContain('"error"');
+      expect(text).not.toContain(secret);
+    }
+    const usage = await ok(admin('GET', `/usage?key=${gw.keys.main}`));
+    expect(usage.filters.key).toBe(gw.keys.main!.slice(6, 18));
+    expect(JSON.stringify(usage)).not.toContain(secret);
   });
 
   it('manages keys from the configuration file like any other', async () => {

@@ -55,4 +55,46 @@ describe.runIf(available)('gateway on PostgreSQL', () => {
       await gw.close();
     }
   }, 20_000);
+
+  it('answers text PostgreSQL cannot keep (NUL, over-long names) with 400 or 404 naming the field, never a 500, and keeps serving', async () => {
+    const token = 'admin-token-for-the-nul-test-0123456789';
+    const video = { id: 'mock-video', capabilities: ['video'], context_window: 4096, routes: [{ provider: 'mock', model: 'v' }] };
+    const gw = await startGateway({ config: { storage: { url: await freshSchemaUrl() }, server: { admin_token: token }, models: [MOCK_MODEL, video] } });
+    try {
+      const admin = (method: string, path: string, body?: unknown) =>
+        fetch(`${gw.url}/admin/v1${path}`, { method, headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      const v1 = (path: string, init: RequestInit = {}) => fetch(`${gw.baseURL}${path}`, { ...init, headers: { authorization: `Bearer ${gw.keys.main}`, ...init.headers } });
+      const json = (body: unknown): RequestInit => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const upload = (filename: string, type = 'audio/wav') => {
+        const form = new FormData();
+        form.set('purpose', 'user_data');
+        form.set('file', new Blob(['RIFF'], { type }), filename);
+        return v1('/files', { method: 'POST', body: form });
+      };
+      const cases: Array<[string, Promise<Response>, number, string | null]> = [
+        ['account name', admin('POST', '/accounts', { id: 'nul-1', tier: 'standard', name: 'a\u0000b' }), 400, 'name'],
+        ['top-up note', admin('POST', '/accounts/acct/topups', { credits: 1, note: 'x\u0000y' }), 400, 'note'],
+        ['key name', admin('POST', '/accounts/acct/keys', { name: 'q\u0000' }), 400, 'name'],
+        ['account path', admin('GET', '/accounts/a%00b'), 404, null],
+        ['key path', admin('GET', '/keys/a%00b'), 404, null],
+        ['key delete', admin('DELETE', '/keys/a%00b'), 404, null],
+        ['usage filter', admin('GET', '/usage?model=a%00b'), 400, 'model'],
+        ['file name', upload('a\u0000b.wav'), 400, 'file'],
+        ['long file name', upload(`${'a'.repeat(600)}.wav`), 400, 'file'],
+        ['long content type', upload('a.wav', `application/x-${'a'.repeat(200)}`), 400, 'file'],
+        ['video prompt', v1('/videos', json({ model: 'mock-video', prompt: 'a\u0000b' })), 400, 'prompt'],
+        ['model name', v1('/chat/completions', json({ model: 'a\u0000b', messages: [{ role: 'user', content: 'hi' }] })), 404, 'model'],
+      ];
+      for (const [what, answer, status, param] of cases) {
+        const { status: got, body } = await errorOf(await answer);
+        expect([what, got, body.error.param]).toEqual([what, status, param]);
+      }
+      // Nothing above left a write that cannot be committed in front of the next ones.
+      const client = new OpenAI({ baseURL: gw.baseURL, apiKey: gw.keys.main!, maxRetries: 0 });
+      expect((await client.chat.completions.create({ model: 'mock-chat', messages: [{ role: 'user', content: 'after' }] })).choices[0]?.message.content).toContain('after');
+      expect((await upload('fine.wav')).status).toBe(200);
+    } finally {
+      await gw.close();
+    }
+  }, 20_000);
 });
