@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { freshSchemaUrl, postgresAvailable } from '../../../test/support/postgres.js';
@@ -68,9 +69,37 @@ if (available) {
       await store.close();
       await admin.end();
     });
+
+    it('holds no connection while a source is still arriving: stalled uploads leave the pool to others', async () => {
+      const url = await freshSchemaUrl();
+      const store = new PostgresBlobStore(await openBlobPool(url, 2));
+      await store.migrate();
+      // Three uploads that sent a little and went silent: more than the pool has connections.
+      const stalled = [0, 1, 2].map(() => new PassThrough());
+      const puts = stalled.map((source) => {
+        source.write(Buffer.alloc(1000, 1));
+        return store.put(source, { contentType: 'audio/wav', maxBytes: 1e6 }).catch((err: unknown) => err);
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      const started = Date.now();
+      const other = await store.putBuffer(Buffer.from('meanwhile'), 'text/plain');
+      const read = await store.read(other.id);
+      expect(await text(read!)).toBe('meanwhile');
+      expect(Date.now() - started).toBeLessThan(2_000);
+      // The stalled ones still complete once their bytes come.
+      for (const source of stalled) source.end(Buffer.alloc(10, 2));
+      expect((await Promise.all(puts)).map((info) => (info as { size: number }).size)).toEqual([1010, 1010, 1010]);
+      await store.close();
+    });
   });
 
 } else {
   // Outside CI a machine without PostgreSQL still runs the rest of the suite.
   it.skip('PostgreSQL is not reachable: blob store conformance skipped (it never skips under CI=true)', () => undefined);
+}
+
+async function text(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Uint8Array));
+  return Buffer.concat(chunks).toString();
 }

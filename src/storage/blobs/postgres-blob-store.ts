@@ -4,17 +4,20 @@
  * throughout, so the pool's search_path (`?schema=`) decides where the table lives. Large
  * objects themselves belong to the database, not to a schema.
  *
- * A put is one transaction on one client: create the large object, append each chunk as it
- * arrives, insert the row, commit. Any failure (limit crossed, source error, lost connection)
- * rolls back, and a rollback discards the large object with everything else, so a failed put
- * leaves neither a row nor an orphan large object.
+ * A put is received whole into a temporary file first (spool.ts: a connection is never held
+ * while a client is slow to send), then written in one transaction on one client: create the
+ * large object, append each chunk, insert the row, commit. Any failure (limit crossed, source
+ * error, lost connection) rolls back, and a rollback discards the large object with everything
+ * else, so a failed put leaves neither a row nor an orphan large object.
  */
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type pg from 'pg';
 import { isBlobId, newBlobId } from './blob-id.js';
 import { resolveRange } from './byte-range.js';
 import { MeteredSource } from './metered-source.js';
 import { rechunk } from './rechunk.js';
+import { spool } from './spool.js';
 import type { BlobInfo, BlobRange, BlobSource, BlobStore, PutOptions } from './types.js';
 import { createIfMissing } from '../postgres/concurrent-ddl.js';
 
@@ -63,24 +66,35 @@ export class PostgresBlobStore implements BlobStore {
   async put(source: BlobSource, options: PutOptions): Promise<BlobInfo> {
     this.assertOpen();
     const meter = new MeteredSource(source, options.maxBytes);
-    let client: pg.PoolClient;
+    // The limit and the digest are applied as the bytes arrive, before any connection is taken.
+    const spooled = await spool(meter);
     try {
-      client = await this.pool.connect();
-    } catch (err) {
-      meter.abandon();
-      throw err;
+      return await this.write(spooled.read(CHUNK_BYTES), { size: meter.size, sha256: meter.sha256(), contentType: options.contentType });
+    } finally {
+      await spooled.remove();
     }
+  }
+
+  async putBuffer(data: Uint8Array, contentType: string): Promise<BlobInfo> {
+    this.assertOpen();
+    // Already whole in memory: nothing to wait for while a connection is held.
+    return this.write([data], { size: data.length, sha256: createHash('sha256').update(data).digest('hex'), contentType });
+  }
+
+  /** Writes bytes already received whole, in one transaction. */
+  private async write(bytes: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, known: { size: number; sha256: string; contentType: string }): Promise<BlobInfo> {
+    const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
       await client.query('begin');
       const created = await client.query<{ oid: number | string }>('select lo_create(0) as oid');
       const oid = created.rows[0]!.oid;
       let offset = 0;
-      for await (const chunk of rechunk(meter, CHUNK_BYTES)) {
+      for await (const chunk of rechunk(toAsync(bytes), CHUNK_BYTES)) {
         await client.query('select lo_put($1, $2, $3)', [oid, offset, chunk]);
         offset += chunk.length;
       }
-      const info: BlobInfo = { id: newBlobId(), size: meter.size, sha256: meter.sha256(), contentType: options.contentType, createdAt: Date.now() };
+      const info: BlobInfo = { id: newBlobId(), size: known.size, sha256: known.sha256, contentType: known.contentType, createdAt: Date.now() };
       await client.query('insert into blobs (id, oid, size, sha256, content_type, created_at) values ($1, $2, $3, $4, $5, $6)', [
         info.id,
         oid,
@@ -92,8 +106,6 @@ export class PostgresBlobStore implements BlobStore {
       await client.query('commit');
       return info;
     } catch (err) {
-      // A failure while reading already destroyed the source; one while writing did not.
-      meter.abandon();
       // Undo everything written, the large object included.
       await client.query('rollback').catch((rollbackErr: unknown) => {
         broken = rollbackErr instanceof Error ? rollbackErr : new Error(String(rollbackErr));
@@ -105,9 +117,6 @@ export class PostgresBlobStore implements BlobStore {
     }
   }
 
-  putBuffer(data: Uint8Array, contentType: string): Promise<BlobInfo> {
-    return this.put(Readable.from([data]), { contentType, maxBytes: data.length });
-  }
 
   async stat(id: string): Promise<BlobInfo | undefined> {
     const row = await this.row(id);
@@ -178,4 +187,8 @@ async function* fetchChunks(pool: pg.Pool, oid: number | string, start: number, 
 
 function toInfo(row: BlobRow): BlobInfo {
   return { id: row.id, size: Number(row.size), sha256: row.sha256, contentType: row.content_type, createdAt: Number(row.created_at) };
+}
+
+async function* toAsync(bytes: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  yield* bytes;
 }

@@ -1,0 +1,33 @@
+/**
+ * A source received whole into a temporary file before it is written to a store whose writes hold
+ * a shared resource. The PostgreSQL blob store writes a blob on one pooled connection: taken while
+ * the bytes still arrive, ten slow uploads (a client on a bad link, or one that stalls on purpose)
+ * held every connection of the pool, and every blob read and write of the instance waited behind
+ * them. Spooled first, a connection is held only for as long as the local disk takes to read.
+ */
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export interface Spooled {
+  /** The bytes again, read from the temporary file in chunks of about `chunkBytes`. */
+  read(chunkBytes: number): AsyncIterable<Uint8Array>;
+  /** Removes the temporary file; safe to call more than once. */
+  remove(): Promise<void>;
+}
+
+export async function spool(source: AsyncIterable<Uint8Array>, dir = tmpdir()): Promise<Spooled> {
+  const path = join(dir, `tollgate-spool-${randomUUID()}`);
+  const remove = (): Promise<void> => rm(path, { force: true });
+  try {
+    await pipeline(Readable.from(source, { objectMode: false }), createWriteStream(path, { flags: 'wx', mode: 0o600 }));
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+  return { read: (chunkBytes) => createReadStream(path, { highWaterMark: chunkBytes }), remove };
+}
