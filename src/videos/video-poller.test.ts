@@ -14,6 +14,7 @@ import type { CreditGate } from '../billing/types.js';
 import type { ProviderAdapter, UpstreamVideoJob, VideoContent, VideoJobRef } from '../providers/types.js';
 import type { Store, VideoJobRecord } from '../storage/types.js';
 import { VideoJobs } from './video-jobs.js';
+import { GatewayError } from '../errors/index.js';
 import { VideoPoller, type PollerSettings } from './video-poller.js';
 
 const logger = createLogger('silent');
@@ -93,6 +94,39 @@ async function statusOf(id: string): Promise<string | undefined> {
 }
 
 describe('VideoPoller', () => {
+  it('leaves a job whose provider it lacks to an instance that has it, and fails it only once none polled it in give_up_after_ms', async () => {
+    const handedOn = await jobOn('elsewhere');
+    const lacking = startPoller({}, { giveUpAfterMs: 300 });
+    await until(async () => (await store.getVideoJob(handedOn.id))!.pollFailures >= 2, 2_000);
+    expect(await statusOf(handedOn.id)).not.toBe('failed');
+    await lacking.close();
+    startPoller({ elsewhere: adapterOf('elsewhere', {}) }, { giveUpAfterMs: 300 });
+    await until(async () => (await statusOf(handedOn.id)) === 'completed', 5_000);
+
+    const orphan = await jobOn('gone');
+    const started = Date.now();
+    await until(async () => (await statusOf(orphan.id)) === 'failed', 5_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect((await store.getVideoJob(orphan.id))?.errorCode).toBe('provider_unavailable');
+  });
+
+  it('gives a job up after give_up_after_ms of failed polls, not at the first failure after the gateway was down', async () => {
+    const job = await jobOn('down');
+    // The gateway was down for longer than give_up_after_ms since the job last changed.
+    await new Promise((r) => setTimeout(r, 400));
+    let polls = 0;
+    const retrieve = (): Promise<never> => {
+      polls++;
+      return Promise.reject(new GatewayError('upstream_unavailable', 'The provider is overloaded.'));
+    };
+    const started = Date.now();
+    startPoller({ down: adapterOf('down', { retrieve }) }, { giveUpAfterMs: 300 });
+    await until(async () => (await statusOf(job.id)) === 'failed', 5_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(polls).toBeGreaterThan(1);
+    expect((await store.getVideoJob(job.id))?.errorCode).toBe('upstream_unreachable');
+  });
+
   it('keeps an upstream failure it could not store whole: the code cut to its column, the message without NUL', async () => {
     const code = `content_policy_violation_${'x'.repeat(150)} \u0000!`;
     const failing = adapterOf('fails', { retrieve: () => Promise.resolve({ id: 'u', status: 'failed', progress: 0, error: { code, message: 'no\u0000 fox' } }) });

@@ -83,7 +83,10 @@ export class VideoPoller {
   private async poll(job: VideoJobRecord): Promise<void> {
     const videos = this.adapters.get(job.provider)?.videos;
     if (videos === undefined) {
-      await this.fail(job, 'provider_unavailable', `The provider "${job.provider}" of this job is no longer configured for video.`);
+      // Another instance may still have the provider (a configuration being rolled out): the job is
+      // left to it, and failed only once no instance could poll it for give_up_after_ms.
+      if (this.givesUp(job, job.updatedAt)) await this.fail(job, 'provider_unavailable', `The provider "${job.provider}" of this job is no longer configured for video.`);
+      else await this.retryLater(job);
       return;
     }
     // Leased as the gateway began to close: given back for another instance, or the next start.
@@ -162,15 +165,34 @@ export class VideoPoller {
       await this.fail(job, 'upstream_job_lost', `The upstream provider no longer knows this job: ${error.message}`);
       return;
     }
-    const failures = job.pollFailures + 1;
-    if (Date.now() - answeredAt > this.settings.giveUpAfterMs) {
+    if (this.givesUp(job, answeredAt)) {
       await this.fail(job, 'upstream_unreachable', `The upstream provider could not be asked about this job for ${Math.round(this.settings.giveUpAfterMs / 1000)} s: ${error.message}`);
       return;
     }
-    this.logger.warn({ err, video_id: job.id, provider: job.provider, failures }, 'could not poll a video job; trying again later');
-    // Backs off up to ten intervals, so that an upstream outage is not hammered.
+    this.logger.warn({ err, video_id: job.id, provider: job.provider, failures: job.pollFailures + 1 }, 'could not poll a video job; trying again later');
+    await this.retryLater(job);
+  }
+
+  /**
+   * Whether a failed poll ends the job: only within a run of failures, counted from its first
+   * (recorded as the job's last change) or from the upstream's last answer, so that the first
+   * failure after a restart does not count the time this gateway itself was down.
+   */
+  private givesUp(job: VideoJobRecord, answeredAt: number): boolean {
+    return job.pollFailures > 0 && Date.now() - answeredAt > this.settings.giveUpAfterMs;
+  }
+
+  /** Counts a failed poll and gives the lease back, backing off up to ten intervals so that an upstream outage is not hammered. */
+  private async retryLater(job: VideoJobRecord): Promise<void> {
+    const failures = job.pollFailures + 1;
     const backoff = this.settings.pollIntervalMs * Math.min(2 ** (failures - 1), 10);
-    await this.store.updateVideoJob(job.id, { pollFailures: failures, nextPollAt: Date.now() + backoff, leaseOwner: null, leaseUntil: null }, IN_FLIGHT, { ifLeaseOwner: this.owner });
+    const now = Date.now();
+    await this.store.updateVideoJob(
+      job.id,
+      { pollFailures: failures, nextPollAt: now + backoff, leaseOwner: null, leaseUntil: null, ...(job.pollFailures === 0 ? { updatedAt: now } : {}) },
+      IN_FLIGHT,
+      { ifLeaseOwner: this.owner },
+    );
   }
 
   /** Records progress and gives the lease back; false if the job changed meanwhile (cancelled). */
