@@ -168,16 +168,13 @@ class AdminRoutes {
     const body = validateCreateAccount(request.body);
     this.checkTier(body.tier);
     const credits = body.credits === undefined ? 0 : microsFromCredits(body.credits, 'credits', 'non-negative');
-    // Created empty, then credited by a top-up carrying this request's id, as every admin change is.
-    const created = await this.store.createAccountIfAbsent({ id: body.id, name: body.name ?? null, tier: body.tier, balanceMicros: 0 });
+    // The opening credit is a top-up carrying this request's id, as every admin change is, written
+    // in the account's own transaction: a failure leaves no account without it to trip a resend.
+    const created = await this.store.createAccountIfAbsent({ id: body.id, name: body.name ?? null, tier: body.tier, balanceMicros: credits, openingRequestId: request.id });
     if (!created) throw new GatewayError('account_already_exists', `An account with the id "${body.id}" already exists.`, { param: 'id' });
     this.deps.keys.invalidateAccount(body.id);
-    let account = await this.account(body.id);
-    if (credits > 0) {
-      account = await this.store.addLedgerEntry({ accountId: body.id, kind: 'topup', amountMicros: credits, requestId: request.id, apiKeyId: null, note: 'opening credit' });
-      this.deps.credits.balanceMoved(body.id, credits);
-    }
-    return this.send<AccountView>(reply, 201, accountView(account));
+    if (credits > 0) this.deps.credits.balanceMoved(body.id, credits);
+    return this.send<AccountView>(reply, 201, accountView(await this.account(body.id)));
   }
 
   private async listAccounts(reply: FastifyReply): Promise<FastifyReply> {

@@ -38,6 +38,13 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(await store.getAccount('missing')).toBeUndefined();
     });
 
+    it('records an opening balance as a top-up of the creating request, with the account', async () => {
+      expect(await store.createAccountIfAbsent({ id: 'a0', name: null, tier: 'free', balanceMicros: 7_000_000, openingRequestId: 'req_opening' })).toBe(true);
+      expect(await store.createAccountIfAbsent({ id: 'a0', name: null, tier: 'free', balanceMicros: 7_000_000, openingRequestId: 'req_again' })).toBe(false);
+      expect((await store.listLedger('a0', 10)).map((e) => [e.kind, e.amountMicros, e.requestId, e.note])).toEqual([['topup', 7_000_000, 'req_opening', 'opening credit']]);
+      expect((await store.getAccount('a0'))?.balanceMicros).toBe(7_000_000);
+    });
+
     it('updates an account name and tier', async () => {
       await store.createAccountIfAbsent({ id: 'a2', name: null, tier: 'free', balanceMicros: 0 });
       await store.updateAccount('a2', { tier: 'pro' });

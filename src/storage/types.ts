@@ -34,7 +34,10 @@ export interface ApiKeyRecord {
 }
 
 /** `balanceMicros` of a new account is its opening credit, recorded as a top-up in the ledger. */
-export type NewAccount = Omit<AccountRecord, 'createdAt'>;
+export type NewAccount = Omit<AccountRecord, 'createdAt'> & {
+  /** The request that created the account, recorded on its opening credit's ledger entry. */
+  readonly openingRequestId?: string;
+};
 
 export type LedgerKind = 'topup' | 'charge' | 'refund' | 'adjustment';
 
@@ -274,7 +277,10 @@ export interface Store {
   /** Brings the schema to the latest version; runs at every start. */
   migrate(): Promise<void>;
   getAccount(id: string): Promise<AccountRecord | undefined>;
-  /** Creates the account if absent; returns whether it was created. */
+  /**
+   * Creates the account if absent, with its opening balance as a top-up in the same transaction
+   * (never an account without the credit it was created with); returns whether it was created.
+   */
   createAccountIfAbsent(account: NewAccount): Promise<boolean>;
   updateAccount(id: string, changes: { name?: string | null; tier?: string }): Promise<void>;
   getApiKey(id: string): Promise<ApiKeyRecord | undefined>;

@@ -136,7 +136,7 @@ export class SqlStore implements Store {
       if (created && account.balanceMicros !== 0) {
         await trx
           .insertInto('ledger_entries')
-          .values(ledgerRow({ accountId: account.id, kind: 'topup', amountMicros: account.balanceMicros, requestId: null, apiKeyId: null, note: 'opening credit' }, now))
+          .values(ledgerRow({ accountId: account.id, kind: 'topup', amountMicros: account.balanceMicros, requestId: account.openingRequestId ?? null, apiKeyId: null, note: 'opening credit' }, now))
           .execute();
       }
       return created;
