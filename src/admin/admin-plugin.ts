@@ -209,9 +209,8 @@ class AdminRoutes {
     }
     this.deps.credits.balanceMoved(id, amount);
     this.deps.keys.invalidateAccount(id);
-    // The entry just written: the newest of this request's id (one entry of a kind per request).
-    const recent = await this.store.listLedger(id, 100);
-    const entry = recent.find((e) => e.requestId === request.id && e.kind === kind);
+    // The entry just written, by this request's id (one entry of a kind per request).
+    const entry = await this.store.findLedgerEntry(request.id, kind);
     return this.send<BalanceChangeView>(reply, 201, { object: 'balance_change', entry: entry ? ledgerEntryView(entry) : null, account: accountView(account) });
   }
 

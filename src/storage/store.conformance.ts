@@ -43,6 +43,8 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(await store.createAccountIfAbsent({ id: 'a0', name: null, tier: 'free', balanceMicros: 7_000_000, openingRequestId: 'req_again' })).toBe(false);
       expect((await store.listLedger('a0', 10)).map((e) => [e.kind, e.amountMicros, e.requestId, e.note])).toEqual([['topup', 7_000_000, 'req_opening', 'opening credit']]);
       expect((await store.getAccount('a0'))?.balanceMicros).toBe(7_000_000);
+      expect(await store.findLedgerEntry('req_opening', 'topup')).toMatchObject({ accountId: 'a0', kind: 'topup', amountMicros: 7_000_000 });
+      expect(await store.findLedgerEntry('req_opening', 'charge')).toBeUndefined();
     });
 
     it('updates an account name and tier', async () => {

@@ -308,6 +308,8 @@ export interface Store {
    */
   commitSettlements(settlements: readonly Settlement[]): Promise<void>;
   listLedger(accountId: string, limit: number): Promise<LedgerEntry[]>;
+  /** The entry of a kind a request made (at most one: a settlement sent twice is recorded once). */
+  findLedgerEntry(requestId: string, kind: LedgerKind): Promise<LedgerEntry | undefined>;
   ledgerSum(accountId: string): Promise<number>;
 
   /**

@@ -307,6 +307,11 @@ export class SqlStore implements Store {
     return rows.map(toLedgerEntry);
   }
 
+  async findLedgerEntry(requestId: string, kind: LedgerKind): Promise<LedgerEntry | undefined> {
+    const row = await this.db.selectFrom('ledger_entries').selectAll().where('request_id', '=', requestId).where('kind', '=', kind).executeTakeFirst();
+    return row && toLedgerEntry(row);
+  }
+
   async ledgerSum(accountId: string): Promise<number> {
     const row = await this.db.selectFrom('ledger_entries').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount_micros'), eb.lit(0)).as('total')).where('account_id', '=', accountId).executeTakeFirst();
     return Number(row?.total ?? 0);
