@@ -7,7 +7,8 @@
  * Errors are thrown as GatewayError and answered by the server's error handler, in the same
  * envelope and with the same X-Request-Id as the rest of the gateway. After every change to an
  * account or key this instance's key cache forgets it, so the next /v1 request sees the change;
- * other instances see it when their cache entry expires (30 s).
+ * other instances are told over Redis when it is configured, else see it when their cache entry
+ * expires (30 s).
  */
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/index.js';
