@@ -23,6 +23,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The endpoint's name for key and tier endpoint scopes (e.g. `chat/completions`). */
     endpoint?: string;
+    /** A POST whose path and method are the whole request (a video's cancel): an empty body labelled JSON is taken as none. */
+    takesNoBody?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | null;

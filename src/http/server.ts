@@ -97,8 +97,8 @@ export interface HttpServerDeps {
 function parseJsonBody(request: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void): void {
   const text = typeof body === 'string' ? body : body.toString('utf8');
   if (text.length === 0) {
-    // A DELETE has no body to send; some clients still label the nothing as JSON.
-    if (request.method !== 'POST') return done(null, undefined);
+    // A DELETE, or a POST such as a video's cancel, has no body to send; some clients still label the nothing as JSON.
+    if (request.method !== 'POST' || request.routeOptions.config.takesNoBody === true) return done(null, undefined);
     return done(new GatewayError('invalid_json', 'The request body is empty; send a JSON object.'));
   }
   const declared = request.headers['content-length'];

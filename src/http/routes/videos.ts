@@ -68,7 +68,7 @@ export function videoRoutes(
     return reply;
   });
 
-  app.post<{ Params: VideoParams }>('/videos/:video_id/cancel', options, async (request, reply) => {
+  app.post<{ Params: VideoParams }>('/videos/:video_id/cancel', { ...options, config: { ...options.config, takesNoBody: true } }, async (request, reply) => {
     // The method and path are the whole request: a resend under the key gets the first answer back.
     const answer = await runIdempotent(request, reply, idempotency, null, async () => {
       return { status: 200, body: JSON.stringify(view(await jobs.cancel(accountOf(request), request.params.video_id))) };
