@@ -14,9 +14,10 @@ export function keyIdOf(text: string): string | undefined {
   return KEY_ID_IN.exec(text)?.[1];
 }
 
-const KEYS_IN_TEXT = /sk-tg-([A-Za-z0-9]{12})-[A-Za-z0-9]{40}/g;
+/** Any part of a secret counts: a message that cut a key short would otherwise show most of it. */
+const KEYS_IN_TEXT = /sk-tg-([A-Za-z0-9]{12})-[A-Za-z0-9]+/g;
 
-/** The text with every whole key in it cut to its public id (`sk-tg-<id>-…`). */
+/** The text with every key in it, whole or cut short, reduced to its public id (`sk-tg-<id>-…`). */
 export function maskKeysIn(text: string): string {
   return text.includes('sk-tg-') ? text.replace(KEYS_IN_TEXT, 'sk-tg-$1-…') : text;
 }

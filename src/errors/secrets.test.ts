@@ -37,5 +37,7 @@ describe('scrubSecrets and Tollgate keys', () => {
     const key = `sk-tg-AbCdEf123456-${'x'.repeat(40)}`;
     expect(scrubSecrets(`No route GET /admin/v1/key/${key} (nor ${key}).`)).toBe('No route GET /admin/v1/key/sk-tg-AbCdEf123456-… (nor sk-tg-AbCdEf123456-…).');
     expect(scrubSecrets('sk-tg-AbCdEf123456 and sk-tg-short-secret')).toBe('sk-tg-AbCdEf123456 and sk-tg-short-secret');
+    // A message that cut the key short before it was scrubbed shows none of the secret either.
+    expect(scrubSecrets(`No file has the id "file-x${key.slice(0, 50)}".`)).toBe('No file has the id "file-xsk-tg-AbCdEf123456-…".');
   });
 });

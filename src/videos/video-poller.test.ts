@@ -110,6 +110,25 @@ describe('VideoPoller', () => {
     expect((await store.getVideoJob(orphan.id))?.errorCode).toBe('provider_unavailable');
   });
 
+  it('starts a new run of failures for a job no instance polled for long: failures before a downtime do not end it', async () => {
+    const job = await jobOn('flaky');
+    let polls = 0;
+    const retrieve = (): Promise<never> => {
+      polls++;
+      return Promise.reject(new GatewayError('upstream_unavailable', 'The provider is overloaded.'));
+    };
+    const settings = { giveUpAfterMs: 300, leaseMs: 100 };
+    const before = startPoller({ flaky: adapterOf('flaky', { retrieve }) }, settings);
+    await until(async () => (await store.getVideoJob(job.id))!.pollFailures >= 1, 2_000);
+    await before.close();
+    // Down for longer than the lease, ten back-offs and give_up_after_ms together.
+    await new Promise((r) => setTimeout(r, 800));
+    polls = 0;
+    startPoller({ flaky: adapterOf('flaky', { retrieve }) }, settings);
+    await until(async () => (await statusOf(job.id)) === 'failed', 5_000);
+    expect(polls).toBeGreaterThan(1);
+  });
+
   it('gives a job up after give_up_after_ms of failed polls, not at the first failure after the gateway was down', async () => {
     const job = await jobOn('down');
     // The gateway was down for longer than give_up_after_ms since the job last changed.

@@ -81,12 +81,14 @@ export class VideoPoller {
   }
 
   private async poll(job: VideoJobRecord): Promise<void> {
+    // Decided when the poll starts: a long download must not make its own failure look resumed.
+    const resumed = this.resumed(job);
     const videos = this.adapters.get(job.provider)?.videos;
     if (videos === undefined) {
       // Another instance may still have the provider (a configuration being rolled out): the job is
       // left to it, and failed only once no instance could poll it for give_up_after_ms.
-      if (this.givesUp(job, job.updatedAt)) await this.fail(job, 'provider_unavailable', `The provider "${job.provider}" of this job is no longer configured for video.`);
-      else await this.retryLater(job);
+      if (this.givesUp(job, job.updatedAt, resumed)) await this.fail(job, 'provider_unavailable', `The provider "${job.provider}" of this job is no longer configured for video.`);
+      else await this.retryLater(job, resumed);
       return;
     }
     // Leased as the gateway began to close: given back for another instance, or the next start.
@@ -136,7 +138,7 @@ export class VideoPoller {
       // cut by the gateway's close is for the next poller, not a failure of its upstream.
       if (lost) return;
       if (this.stopping.aborted) await this.releaseLease(job);
-      else await this.pollFailed(job, err, answeredAt);
+      else await this.pollFailed(job, err, answeredAt, resumed);
     } finally {
       clearTimeout(timeout);
       clearInterval(renewal);
@@ -154,7 +156,7 @@ export class VideoPoller {
     await this.store.updateVideoJob(job.id, { nextPollAt: Date.now(), leaseOwner: null, leaseUntil: null }, IN_FLIGHT, { ifLeaseOwner: this.owner });
   }
 
-  private async pollFailed(job: VideoJobRecord, err: unknown, answeredAt: number): Promise<void> {
+  private async pollFailed(job: VideoJobRecord, err: unknown, answeredAt: number, resumed: boolean): Promise<void> {
     if (err instanceof BlobTooLargeError) {
       await this.fail(job, 'video_too_large', `The finished video is over the limit of ${this.settings.maxBytes} bytes (videos.max_bytes).`);
       return;
@@ -165,31 +167,40 @@ export class VideoPoller {
       await this.fail(job, 'upstream_job_lost', `The upstream provider no longer knows this job: ${error.message}`);
       return;
     }
-    if (this.givesUp(job, answeredAt)) {
+    if (this.givesUp(job, answeredAt, resumed)) {
       await this.fail(job, 'upstream_unreachable', `The upstream provider could not be asked about this job for ${Math.round(this.settings.giveUpAfterMs / 1000)} s: ${error.message}`);
       return;
     }
     this.logger.warn({ err, video_id: job.id, provider: job.provider, failures: job.pollFailures + 1 }, 'could not poll a video job; trying again later');
-    await this.retryLater(job);
+    await this.retryLater(job, resumed);
+  }
+
+  /**
+   * Whether a job was polled long after it was due: no instance polled it meanwhile (all were
+   * down), so a run of failures it was in says nothing of the upstream since.
+   */
+  private resumed(job: VideoJobRecord): boolean {
+    return Date.now() - job.nextPollAt > this.settings.leaseMs + MAX_BACKOFF_INTERVALS * this.settings.pollIntervalMs;
   }
 
   /**
    * Whether a failed poll ends the job: only within a run of failures, counted from its first
-   * (recorded as the job's last change) or from the upstream's last answer, so that the first
-   * failure after a restart does not count the time this gateway itself was down.
+   * (recorded as the job's last change) or from the upstream's last answer; a job resumed after
+   * every instance was down starts a new run, so that the gateway's own downtime never counts.
    */
-  private givesUp(job: VideoJobRecord, answeredAt: number): boolean {
-    return job.pollFailures > 0 && Date.now() - answeredAt > this.settings.giveUpAfterMs;
+  private givesUp(job: VideoJobRecord, answeredAt: number, resumed: boolean): boolean {
+    return job.pollFailures > 0 && !resumed && Date.now() - answeredAt > this.settings.giveUpAfterMs;
   }
 
   /** Counts a failed poll and gives the lease back, backing off up to ten intervals so that an upstream outage is not hammered. */
-  private async retryLater(job: VideoJobRecord): Promise<void> {
-    const failures = job.pollFailures + 1;
-    const backoff = this.settings.pollIntervalMs * Math.min(2 ** (failures - 1), 10);
+  private async retryLater(job: VideoJobRecord, resumed: boolean): Promise<void> {
+    const newRun = job.pollFailures === 0 || resumed;
+    const failures = newRun ? 1 : job.pollFailures + 1;
+    const backoff = this.settings.pollIntervalMs * Math.min(2 ** (failures - 1), MAX_BACKOFF_INTERVALS);
     const now = Date.now();
     await this.store.updateVideoJob(
       job.id,
-      { pollFailures: failures, nextPollAt: now + backoff, leaseOwner: null, leaseUntil: null, ...(job.pollFailures === 0 ? { updatedAt: now } : {}) },
+      { pollFailures: failures, nextPollAt: now + backoff, leaseOwner: null, leaseUntil: null, ...(newRun ? { updatedAt: now } : {}) },
       IN_FLIGHT,
       { ifLeaseOwner: this.owner },
     );
@@ -257,6 +268,7 @@ async function* untilSilent(body: AsyncIterable<Uint8Array>, ms: number, onSilen
   }
 }
 
+const MAX_BACKOFF_INTERVALS = 10;
 const MAX_ERROR_CODE = 128;
 const MAX_ERROR_MESSAGE = 4_000;
 

@@ -17,7 +17,7 @@ import { isBlobId, newBlobId } from './blob-id.js';
 import { resolveRange } from './byte-range.js';
 import { MeteredSource } from './metered-source.js';
 import { rechunk } from './rechunk.js';
-import { spool } from './spool.js';
+import { spool, type Spooled } from './spool.js';
 import type { BlobInfo, BlobRange, BlobSource, BlobStore, PutOptions } from './types.js';
 import { createIfMissing } from '../postgres/concurrent-ddl.js';
 
@@ -67,7 +67,14 @@ export class PostgresBlobStore implements BlobStore {
     this.assertOpen();
     const meter = new MeteredSource(source, options.maxBytes);
     // The limit and the digest are applied as the bytes arrive, before any connection is taken.
-    const spooled = await spool(meter);
+    let spooled: Spooled;
+    try {
+      spooled = await spool(meter);
+    } catch (err) {
+      // The temporary file could not be written (a full disk): the upload's socket is not left open and unread.
+      meter.abandon();
+      throw err;
+    }
     try {
       return await this.write(spooled.read(CHUNK_BYTES), { size: meter.size, sha256: meter.sha256(), contentType: options.contentType });
     } finally {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,7 +15,30 @@ async function* chunks(parts: string[], failAfter = Infinity): AsyncGenerator<Ui
   }
 }
 
+/** This process's open files in the test's directory (deleted ones included: they still hold their space). */
+function openFiles(): string[] {
+  return readdirSync('/proc/self/fd').flatMap((fd) => {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      return target.startsWith(dir) ? [target] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
 describe('spool', () => {
+  it('opens nothing for a reader that never starts, and closes what a reader left early', async () => {
+    const spooled = await spool(chunks(['abcdef']), dir);
+    spooled.read(2);
+    for await (const chunk of spooled.read(2)) {
+      expect(Buffer.from(chunk).toString()).toBe('ab');
+      break;
+    }
+    await spooled.remove();
+    expect(openFiles()).toEqual([]);
+  });
+
   it('gives the bytes back in chunks of the size asked, and leaves nothing once removed', async () => {
     const spooled = await spool(chunks(['ab', 'cdefg', 'h']), dir);
     const read: string[] = [];

@@ -29,5 +29,15 @@ export async function spool(source: AsyncIterable<Uint8Array>, dir = tmpdir()): 
     await remove();
     throw err;
   }
-  return { read: (chunkBytes) => createReadStream(path, { highWaterMark: chunkBytes }), remove };
+  return { read: (chunkBytes) => readLazily(path, chunkBytes), remove };
+}
+
+/** Opens the file only when the first chunk is asked for, and closes it however the reading ends: a reader that never starts (no connection to write to) holds no descriptor. */
+async function* readLazily(path: string, chunkBytes: number): AsyncGenerator<Uint8Array> {
+  const stream = createReadStream(path, { highWaterMark: chunkBytes });
+  try {
+    for await (const chunk of stream) yield chunk as Uint8Array;
+  } finally {
+    stream.destroy();
+  }
 }
