@@ -52,7 +52,7 @@ export function conversationItems(turns: readonly ConversationTurn[]): Item[] {
       const item = listedItem(turn.input[n]);
       const type = typeof item.type === 'string' ? item.type : 'message';
       const own = typeof item.id === 'string' && item.id !== '' && !OWN_SHAPE.test(item.id) && !taken.has(item.id) ? item.id : undefined;
-      const id = own ?? `${PREFIX[type] ?? 'item'}_${digits}_in${n}`;
+      const id = own ?? `${Object.hasOwn(PREFIX, type) ? PREFIX[type] : 'item'}_${digits}_in${n}`;
       taken.add(id);
       run.push({ ...item, id });
     }
