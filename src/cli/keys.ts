@@ -3,6 +3,7 @@
  * needs no gateway); the others manage keys through a running gateway's admin API.
  */
 import { generateApiKey, redactKey } from '../auth/api-key.js';
+import { keyIdOf } from '../auth/key-shape.js';
 import type { ApiKeyView, CreatedApiKeyView, DeletedApiKeyView, ListView } from '../admin/views.js';
 import { parseCommand, seg, type ParsedCommand } from './admin-client.js';
 import { fields, orDash, printJson, scopeText, table, time } from './output.js';
@@ -27,13 +28,11 @@ const SCOPE_OPTIONS = {
   scope: { type: 'string' },
 } as const;
 
-const KEY_ID = /^(?:sk-tg-)?([A-Za-z0-9]{12})(?:-.*)?$/;
-
 /** The key id from an id, a redacted key or a whole key (whose secret is never sent). */
 function keyIdArg(text: string): string {
-  const match = KEY_ID.exec(text);
-  if (match === null) throw new UsageError(`"${text.startsWith('sk-tg-') ? redactKey(text.slice(6, 18)) : text}" is not a key id (the 12 characters after sk-tg-)`);
-  return match[1]!;
+  const id = keyIdOf(text);
+  if (id === undefined) throw new UsageError(`"${text.startsWith('sk-tg-') ? redactKey(text.slice(6, 18)) : text}" is not a key id (the 12 characters after sk-tg-)`);
+  return id;
 }
 
 const list = (text: string): string[] => text.split(',').map((s) => s.trim()).filter((s) => s !== '');
