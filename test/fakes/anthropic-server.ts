@@ -98,6 +98,8 @@ export async function startFakeAnthropic(): Promise<FakeAnthropic> {
   };
 }
 
+const TOOL_ID = /^[a-zA-Z0-9_-]+$/;
+
 /** Checks the request as the real API would, in its order: route, key, version, body. */
 function validate(req: IncomingMessage, body: unknown): Json {
   if (req.method !== 'POST' || req.url?.split('?')[0] !== '/v1/messages') {
@@ -126,10 +128,13 @@ function validate(req: IncomingMessage, body: unknown): Json {
       if (msg.content === '') bad(`messages.${i}: all messages must have non-empty content`);
     } else if (Array.isArray(msg.content)) {
       if (msg.content.length === 0) bad(`messages.${i}: all messages must have non-empty content`);
-      for (const block of msg.content as Json[]) {
+      (msg.content as Json[]).forEach((block, j) => {
         if (block.type === 'text' && (typeof block.text !== 'string' || block.text === '')) bad('messages: text content blocks must be non-empty');
         if (block.type === 'text' && (block.text as string).trim() === '') bad('messages: text content blocks must contain non-whitespace text');
-      }
+        // Anthropic's own check of call ids, whatever provider made them.
+        if (block.type === 'tool_use' && !TOOL_ID.test(String(block.id))) bad(`messages.${i}.content.${j}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`);
+        if (block.type === 'tool_result' && !TOOL_ID.test(String(block.tool_use_id))) bad(`messages.${i}.content.${j}.tool_result.tool_use_id: String should match pattern '^[a-zA-Z0-9_-]+$'`);
+      });
     } else {
       bad(`messages.${i}.content: Field required`);
     }

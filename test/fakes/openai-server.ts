@@ -146,6 +146,10 @@ function handle(req: IncomingMessage, res: ServerResponse, path: string, parsed:
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     return sendError(res, 400, 'invalid_request_error', null, "Invalid 'messages': empty array. Expected an array with minimum length 1.", 'messages');
   }
+  const longId = longToolCallId(body.messages as Json[]);
+  if (longId !== undefined) {
+    return sendError(res, 400, 'invalid_request_error', 'string_above_max_length', `Invalid '${longId.param}': string too long. Expected a string with maximum length 40, but got a string with length ${longId.length} instead.`, longId.param);
+  }
   if (body.stream_options != null && body.stream !== true) {
     return sendError(res, 400, 'invalid_request_error', null, "The 'stream_options' parameter is only allowed when 'stream' is enabled.", 'stream_options');
   }
@@ -389,4 +393,16 @@ function completionId(): string {
 
 function toolCallId(): string {
   return `call_${randomBytes(12).toString('base64url')}`;
+}
+
+/** OpenAI refuses a call id longer than 40 characters, in a call and in a tool message alike. */
+function longToolCallId(messages: Json[]): { param: string; length: number } | undefined {
+  for (const [i, msg] of messages.entries()) {
+    if (typeof msg.tool_call_id === 'string' && msg.tool_call_id.length > 40) return { param: `messages[${i}].tool_call_id`, length: msg.tool_call_id.length };
+    if (!Array.isArray(msg.tool_calls)) continue;
+    for (const [j, call] of (msg.tool_calls as Json[]).entries()) {
+      if (typeof call.id === 'string' && call.id.length > 40) return { param: `messages[${i}].tool_calls[${j}].id`, length: call.id.length };
+    }
+  }
+  return undefined;
 }

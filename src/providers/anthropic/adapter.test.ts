@@ -102,6 +102,20 @@ describe('anthropic adapter: chat', () => {
     expect(sent.body).toEqual({ model: 'claude-upstream-1', max_tokens: 1024, messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }] });
   });
 
+  it('sends call ids made by another provider with characters Anthropic refuses as stand-ins that still match', async () => {
+    const foreignId = 'functions.get_weather:0';
+    const messages = [
+      { role: 'user' as const, content: 'Weather?' },
+      { role: 'assistant' as const, content: null, tool_calls: [{ id: foreignId, type: 'function' as const, function: { name: 'get_weather', arguments: '{}' } }] },
+      { role: 'tool' as const, tool_call_id: foreignId, content: '18C' },
+    ];
+    await adapter.chat(makeCall({ messages, tools: weatherTool }));
+    const [, assistant, results] = fake.requests[0]!.body.messages as Array<{ content: Array<{ id?: string; tool_use_id?: string }> }>;
+    const id = assistant?.content[0]?.id;
+    expect(id).toMatch(/^call_[A-Za-z0-9_-]{35}$/);
+    expect(results?.content[0]?.tool_use_id).toBe(id);
+  });
+
   it('returns the completion under the model the upstream names, with usage', async () => {
     const result = await adapter.chat(makeCall());
     const { completion } = result;

@@ -5,6 +5,7 @@
  */
 import { GatewayError } from '../../errors/index.js';
 import { parseToolArguments } from '../tool-arguments.js';
+import { fittedToolCallId, fitsAnthropic } from '../tool-call-id-fit.js';
 import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../protocol/chat.js';
 import type { ChatCall } from '../types.js';
 import type {
@@ -207,7 +208,7 @@ function assistantBlocks(msg: ChatMessage, i: number): ContentBlockParam[] {
   (msg.tool_calls ?? []).forEach((call, j) => {
     const block: ToolUseBlockParam = {
       type: 'tool_use',
-      id: call.id,
+      id: fittedToolCallId(call.id, fitsAnthropic),
       name: call.function.name,
       input: parseToolArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`),
     };
@@ -220,7 +221,7 @@ function toolResultBlock(msg: ChatMessage, i: number): ToolResultBlockParam {
   if (typeof msg.tool_call_id !== 'string' || msg.tool_call_id === '') {
     throw new GatewayError('missing_required_parameter', 'Tool messages need a tool_call_id.', { param: `messages[${i}].tool_call_id` });
   }
-  const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: msg.tool_call_id };
+  const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: fittedToolCallId(msg.tool_call_id, fitsAnthropic) };
   if (typeof msg.content === 'string') {
     if (!isBlank(msg.content)) block.content = msg.content;
   } else if (Array.isArray(msg.content)) {

@@ -193,6 +193,23 @@ describe('OpenAI adapter: non-streaming', () => {
     expect(fake.requests[0]?.body.tools).toEqual(tools);
   });
 
+  it('sends a conversation begun on Gemini, whose call ids OpenAI would refuse as too long, with stand-ins that still match', async () => {
+    const geminiId = `call_${'a'.repeat(24)}_ts_${'S'.repeat(400)}`;
+    const messages = [
+      { role: 'user' as const, content: 'Weather?' },
+      { role: 'assistant' as const, content: null, tool_calls: [{ id: geminiId, type: 'function' as const, function: { name: 'get_weather', arguments: '{}' } }] },
+      { role: 'tool' as const, tool_call_id: geminiId, content: '18C' },
+    ];
+    await adapter.chat(chatCall({ messages }));
+    await collect(await adapter.chatStream(chatCall({ messages, stream: true })));
+    for (const sent of fake.requests) {
+      const [, call, result] = sent.body.messages as Array<{ tool_calls?: Array<{ id: string }>; tool_call_id?: string }>;
+      expect(call?.tool_calls?.[0]?.id).toHaveLength(40);
+      expect(result?.tool_call_id).toBe(call?.tool_calls?.[0]?.id);
+    }
+    expect(fake.requests).toHaveLength(2);
+  });
+
   it('does not send an authorization header when the provider has no key', async () => {
     const keyless = createOpenAIAdapter(providerConfig(fake.url, { api_key: undefined }), { connectTimeoutMs: 2_000 });
     try {

@@ -7,6 +7,7 @@
  * does not.
  */
 import type { ChatCall } from '../types.js';
+import { fitsOpenAI, withFittedToolCallIds } from '../tool-call-id-fit.js';
 
 /** Which field carries the output cap: OpenAI's current one, or the older one some servers still need. */
 export type OutputCapField = 'max_completion_tokens' | 'max_tokens';
@@ -27,10 +28,11 @@ function withOutputCap(call: ChatCall, capField: OutputCapField): ChatCall['requ
 
 export function chatBody(call: ChatCall, capField: OutputCapField): string {
   const request = withOutputCap(call, capField);
+  const messages = withFittedToolCallIds(request.messages, fitsOpenAI);
   // The pipeline only sends non-streaming requests here; should one still carry `stream`, an
   // event stream back would be unreadable as a completion, so ask for JSON.
-  if (request.stream) return JSON.stringify({ ...request, model: call.upstreamModel, stream: false, stream_options: undefined });
-  return JSON.stringify({ ...request, model: call.upstreamModel });
+  if (request.stream) return JSON.stringify({ ...request, model: call.upstreamModel, messages, stream: false, stream_options: undefined });
+  return JSON.stringify({ ...request, model: call.upstreamModel, messages });
 }
 
 export function streamBody(call: ChatCall, capField: OutputCapField): string {
@@ -41,6 +43,7 @@ export function streamBody(call: ChatCall, capField: OutputCapField): string {
   const streamOptions = options?.include_usage === true ? options : { ...options, include_usage: true };
   const body = { stream_options: streamOptions, ...request };
   body.model = call.upstreamModel;
+  body.messages = withFittedToolCallIds(request.messages, fitsOpenAI);
   body.stream = true;
   body.stream_options = streamOptions;
   return JSON.stringify(body);
