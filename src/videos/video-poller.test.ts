@@ -64,19 +64,23 @@ function hang(ref: VideoJobRef): Promise<never> {
   return new Promise((_, reject) => ref.signal.once('abort', () => reject(ref.signal.reason instanceof Error ? ref.signal.reason : new Error('aborted'))));
 }
 
+/** Refunds the credit gate was told about. */
+let refundsMoved = 0;
+const credits = { balanceMoved: () => void refundsMoved++ } as unknown as CreditGate;
+
 function startPoller(adapters: Record<string, ProviderAdapter>, settings: Partial<PollerSettings> = {}): VideoPoller {
   const map = new Map(Object.entries(adapters));
-  const jobs = new VideoJobs(store, assets, {} as CreditGate, map, 20, logger);
+  const jobs = new VideoJobs(store, assets, credits, map, 20, logger);
   const poller = new VideoPoller(store, jobs, assets, map, { pollIntervalMs: 20, leaseMs: 60_000, maxBytes: 1e6, giveUpAfterMs: 600_000, callTimeoutMs: 5_000, idleTimeoutMs: 5_000, ...settings }, logger);
   pollers.push(poller);
   return poller;
 }
 
-async function jobOn(provider: string): Promise<VideoJobRecord> {
-  const jobs = new VideoJobs(store, assets, {} as CreditGate, new Map(), 20, logger);
+async function jobOn(provider: string, chargedMicros = 0): Promise<VideoJobRecord> {
+  const jobs = new VideoJobs(store, assets, credits, new Map(), 20, logger);
   return jobs.record({
     accountId: 'acct', apiKeyId: 'key', requestId: `req_${provider}`, model: 'video-model', provider, upstreamModel: 'sora-x',
-    prompt: 'a fox', seconds: 4, size: '1280x720', chargedMicros: 0, upstream: { id: `up-${provider}`, status: 'completed', progress: 100 },
+    prompt: 'a fox', seconds: 4, size: '1280x720', chargedMicros, upstream: { id: `up-${provider}`, status: 'completed', progress: 100 },
   });
 }
 
@@ -146,6 +150,33 @@ describe('VideoPoller', () => {
     expect((await store.getVideoJob(job.id))?.errorCode).toBe('upstream_unreachable');
   });
 
+  it('gives a job up after give_up_after_ms of failed downloads though its upstream says it completed, refunded once', async () => {
+    // One upstream answers 500 to every download, the other cuts every body after its first bytes.
+    const refuses = adapterOf('refuses', { content: () => Promise.reject(new GatewayError('upstream_error', 'The provider answered 500.')) });
+    async function* cut(): AsyncIterable<Uint8Array> {
+      yield new Uint8Array(100);
+      await new Promise((r) => setTimeout(r, 5));
+      throw new GatewayError('upstream_stream_truncated', 'The provider closed the connection.');
+    }
+    const cuts = adapterOf('cuts', { content: () => Promise.resolve({ contentType: 'video/mp4', body: cut() }) });
+    const jobs = [await jobOn('refuses', 1_000), await jobOn('cuts', 2_000)];
+    refundsMoved = 0;
+    const started = Date.now();
+    startPoller({ refuses, cuts }, { giveUpAfterMs: 300 });
+    for (const job of jobs) await until(async () => (await statusOf(job.id)) === 'failed', 5_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    for (const job of jobs) {
+      const failed = await store.getVideoJob(job.id);
+      expect(failed).toMatchObject({ errorCode: 'video_download_failed', assetId: null, leaseOwner: null });
+      expect(failed?.errorMessage).toMatch(/could not be downloaded/);
+    }
+    // Each charge comes back once, in the ledger and to the credit gate.
+    const refunds = (await store.listLedger('acct', 10)).filter((e) => e.kind === 'refund');
+    expect(refunds.map((e) => e.amountMicros).sort()).toEqual([1_000, 2_000]);
+    expect((await store.getAccount('acct'))?.balanceMicros).toBe(3_000);
+    expect(refundsMoved).toBe(2);
+  });
+
   it('keeps an upstream failure it could not store whole: the code cut to its column, the message without NUL', async () => {
     const code = `content_policy_violation_${'x'.repeat(150)} \u0000!`;
     const failing = adapterOf('fails', { retrieve: () => Promise.resolve({ id: 'u', status: 'failed', progress: 0, error: { code, message: 'no\u0000 fox' } }) });
@@ -197,8 +228,12 @@ describe('VideoPoller', () => {
     expect(await statusOf(job.id)).toBe('in_progress');
   });
 
-  it('does not give a job up when a download that outlasted give_up_after_ms stalls once: the upstream answered just before', async () => {
+  it('does not give a job up when a download that outlasted give_up_after_ms stalls once: its run of failures counts up to the download\'s start', async () => {
     const job = await jobOn('up');
+    // The run of failures starts with one failed status check.
+    let asked = 0;
+    const retrieve = (): Promise<UpstreamVideoJob> =>
+      asked++ === 0 ? Promise.reject(new GatewayError('upstream_unavailable', 'The provider is overloaded.')) : Promise.resolve({ id: 'u', status: 'completed', progress: 100 });
     async function* stallsLate(ref: VideoJobRef): AsyncIterable<Uint8Array> {
       for (let i = 0; i < 8; i++) {
         await new Promise((r) => setTimeout(r, 50));
@@ -207,8 +242,8 @@ describe('VideoPoller', () => {
       await hang(ref);
     }
     const content = (ref: VideoJobRef): Promise<VideoContent> => Promise.resolve({ contentType: 'video/mp4', body: stallsLate(ref) });
-    startPoller({ up: adapterOf('up', { content }) }, { giveUpAfterMs: 200, idleTimeoutMs: 100 });
-    await until(async () => (await store.getVideoJob(job.id))!.pollFailures >= 1, 4_000);
+    startPoller({ up: adapterOf('up', { retrieve, content }) }, { giveUpAfterMs: 200, idleTimeoutMs: 100 });
+    await until(async () => (await store.getVideoJob(job.id))!.pollFailures >= 2, 4_000);
     expect(await store.getVideoJob(job.id)).toMatchObject({ status: 'in_progress', errorCode: null });
   });
 

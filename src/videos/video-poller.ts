@@ -87,7 +87,7 @@ export class VideoPoller {
     if (videos === undefined) {
       // Another instance may still have the provider (a configuration being rolled out): the job is
       // left to it, and failed only once no instance could poll it for give_up_after_ms.
-      if (this.givesUp(job, job.updatedAt, resumed)) await this.fail(job, 'provider_unavailable', `The provider "${job.provider}" of this job is no longer configured for video.`);
+      if (this.givesUp(job, Date.now(), resumed)) await this.fail(job, 'provider_unavailable', `The provider "${job.provider}" of this job is no longer configured for video.`);
       else await this.retryLater(job, resumed);
       return;
     }
@@ -98,8 +98,8 @@ export class VideoPoller {
     }
     const call = new Cancellation();
     let lost = false;
-    /** When the upstream last answered about the job (or sent bytes of its video): giving up counts from then. */
-    let answeredAt = job.updatedAt;
+    let answered = false;
+    let downloadFrom: number | undefined;
     const abort = (): void => call.abort(new GatewayError('upstream_timeout', 'The video poll took too long.'));
     const timeout = setTimeout(abort, this.settings.callTimeoutMs);
     const renewal = setInterval(() => {
@@ -116,15 +116,16 @@ export class VideoPoller {
     const ref: VideoJobRef = { upstreamId: job.upstreamId, upstreamModel: job.upstreamModel, signal: call };
     try {
       const upstream = await videos.retrieve(ref);
-      answeredAt = Date.now();
+      answered = true;
       if (upstream.status === 'failed') {
         await this.fail(job, upstream.error?.code ?? 'video_generation_failed', upstream.error?.message ?? 'The upstream provider could not generate the video.');
       } else if (upstream.status === 'completed') {
+        downloadFrom = Date.now();
         const content = await videos.content(ref);
         // The bytes have started: from here on only a silence ends the download, however big the video.
         clearTimeout(timeout);
         const stalled = (): void => call.abort(new GatewayError('upstream_timeout', `The video download sent nothing for ${this.settings.idleTimeoutMs} ms.`));
-        const body = untilSilent(content.body, this.settings.idleTimeoutMs, stalled, () => (answeredAt = Date.now()));
+        const body = untilSilent(content.body, this.settings.idleTimeoutMs, stalled);
         const asset = await this.assets.saveStream(job.accountId, job.requestId, body, content.contentType || 'video/mp4', this.settings.maxBytes);
         const now = Date.now();
         const done = await this.update(job, { status: 'completed', progress: 100, assetId: asset.id, completedAt: now });
@@ -138,7 +139,7 @@ export class VideoPoller {
       // cut by the gateway's close is for the next poller, not a failure of its upstream.
       if (lost) return;
       if (this.stopping.aborted) await this.releaseLease(job);
-      else await this.pollFailed(job, err, answeredAt, resumed);
+      else await this.pollFailed(job, err, { answered, downloadFrom }, resumed);
     } finally {
       clearTimeout(timeout);
       clearInterval(renewal);
@@ -156,7 +157,7 @@ export class VideoPoller {
     await this.store.updateVideoJob(job.id, { nextPollAt: Date.now(), leaseOwner: null, leaseUntil: null }, IN_FLIGHT, { ifLeaseOwner: this.owner });
   }
 
-  private async pollFailed(job: VideoJobRecord, err: unknown, answeredAt: number, resumed: boolean): Promise<void> {
+  private async pollFailed(job: VideoJobRecord, err: unknown, stage: PollStage, resumed: boolean): Promise<void> {
     if (err instanceof BlobTooLargeError) {
       await this.fail(job, 'video_too_large', `The finished video is over the limit of ${this.settings.maxBytes} bytes (videos.max_bytes).`);
       return;
@@ -167,7 +168,15 @@ export class VideoPoller {
       await this.fail(job, 'upstream_job_lost', `The upstream provider no longer knows this job: ${error.message}`);
       return;
     }
-    if (this.givesUp(job, answeredAt, resumed)) {
+    // A download counts its run of failures up to its start, not its end: one that outlasted
+    // give_up_after_ms and stalled once does not end the job, downloads that fail every time do
+    // (the status check answering each time does not make them a new run).
+    if (stage.downloadFrom !== undefined && this.givesUp(job, stage.downloadFrom, resumed)) {
+      await this.fail(job, 'video_download_failed', `The finished video could not be downloaded from the upstream provider for ${Math.round(this.settings.giveUpAfterMs / 1000)} s: ${error.message}`);
+      return;
+    }
+    // Once the upstream answered, a failure to record its answer is the store's, not the upstream's.
+    if (!stage.answered && this.givesUp(job, Date.now(), resumed)) {
       await this.fail(job, 'upstream_unreachable', `The upstream provider could not be asked about this job for ${Math.round(this.settings.giveUpAfterMs / 1000)} s: ${error.message}`);
       return;
     }
@@ -184,12 +193,12 @@ export class VideoPoller {
   }
 
   /**
-   * Whether a failed poll ends the job: only within a run of failures, counted from its first
-   * (recorded as the job's last change) or from the upstream's last answer; a job resumed after
-   * every instance was down starts a new run, so that the gateway's own downtime never counts.
+   * Whether a failed poll ends the job: only within a run of failures that lasted longer than
+   * give_up_after_ms from its first (recorded as the job's last change) to `at`; a job resumed
+   * after every instance was down starts a new run, so that the gateway's own downtime never counts.
    */
-  private givesUp(job: VideoJobRecord, answeredAt: number, resumed: boolean): boolean {
-    return job.pollFailures > 0 && !resumed && Date.now() - answeredAt > this.settings.giveUpAfterMs;
+  private givesUp(job: VideoJobRecord, at: number, resumed: boolean): boolean {
+    return job.pollFailures > 0 && !resumed && at - job.updatedAt > this.settings.giveUpAfterMs;
   }
 
   /** Counts a failed poll and gives the lease back, backing off up to ten intervals so that an upstream outage is not hammered. */
@@ -243,7 +252,7 @@ export class VideoPoller {
  * The body as it comes; `onSilence` once the upstream takes `ms` to send a chunk. Only the wait for
  * the upstream counts, not the time the blob store takes to write a chunk (as for streams).
  */
-async function* untilSilent(body: AsyncIterable<Uint8Array>, ms: number, onSilence: () => void, onChunk: () => void): AsyncIterable<Uint8Array> {
+async function* untilSilent(body: AsyncIterable<Uint8Array>, ms: number, onSilence: () => void): AsyncIterable<Uint8Array> {
   const chunks = body[Symbol.asyncIterator]();
   let finished = false;
   try {
@@ -259,13 +268,20 @@ async function* untilSilent(body: AsyncIterable<Uint8Array>, ms: number, onSilen
         finished = true;
         return;
       }
-      onChunk();
       yield next.value;
     }
   } finally {
     // Left early (a write failed, the video is too large): the upstream's body is let go.
     if (!finished) await chunks.return?.();
   }
+}
+
+/** How far a failed poll got: giving up depends on which part failed. */
+interface PollStage {
+  /** Whether the upstream answered the status check. */
+  readonly answered: boolean;
+  /** When the download of the finished video began, if it did. */
+  readonly downloadFrom: number | undefined;
 }
 
 const MAX_BACKOFF_INTERVALS = 10;
