@@ -8,7 +8,10 @@
  * Each poll runs on its own, not as part of its round: an upstream that hangs holds its own job
  * until the call's time limit, not every other job's poll. A poll renews its lease while it runs
  * (a download may take longer than `lease_ms`), so that no other instance takes the job over and
- * downloads the same video again, and stops if the renewal finds the job cancelled.
+ * downloads the same video again, and stops if the renewal finds the job cancelled or taken over.
+ * Every write of a poll is conditional on its own
+ * lease, so that of two polls of one job (the lease ran out under the first) only the one holding
+ * the lease records an outcome: the job completes or fails, and is refunded, once.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -38,8 +41,9 @@ const BATCH = 20;
 const MAX_POLLS = 50;
 
 export class VideoPoller {
-  /** This instance's name on the leases it holds. */
+  /** This instance's name, the start of each lease it takes. */
   readonly owner = `poller_${randomBytes(8).toString('hex')}`;
+  private leasesTaken = 0;
   private readonly rounds: PeriodicTask;
   private readonly stopping = new Cancellation();
   private readonly polls = new Set<Promise<void>>();
@@ -67,20 +71,24 @@ export class VideoPoller {
     for (;;) {
       const room = Math.min(BATCH, MAX_POLLS - this.polls.size);
       if (this.stopping.aborted || room <= 0) return;
-      const due = await this.store.leaseDueVideoJobs(this.owner, Date.now(), this.settings.leaseMs, room);
-      for (const job of due) this.start(job);
+      // Each round's lease is its own, not just this instance's: a poll that outlived its lease
+      // must not write over the poll that took the job next, even one of this instance.
+      const lease = `${this.owner}.${(++this.leasesTaken).toString(36)}`;
+      const now = Date.now();
+      const due = await this.store.leaseDueVideoJobs(lease, now, this.settings.leaseMs, room);
+      for (const job of due) this.start({ ...job, leaseOwner: lease, leaseUntil: now + this.settings.leaseMs });
       if (due.length < room) return;
     }
   }
 
-  private start(job: VideoJobRecord): void {
+  private start(job: LeasedJob): void {
     const poll = this.poll(job)
       .catch((err: unknown) => this.logger.warn({ err, video_id: job.id }, 'could not record a video poll; the job is polled again once its lease ends'))
       .finally(() => this.polls.delete(poll));
     this.polls.add(poll);
   }
 
-  private async poll(job: VideoJobRecord): Promise<void> {
+  private async poll(job: LeasedJob): Promise<void> {
     // Decided when the poll starts: a long download must not make its own failure look resumed.
     const resumed = this.resumed(job);
     const videos = this.adapters.get(job.provider)?.videos;
@@ -103,7 +111,7 @@ export class VideoPoller {
     const abort = (): void => call.abort(new GatewayError('upstream_timeout', 'The video poll took too long.'));
     const timeout = setTimeout(abort, this.settings.callTimeoutMs);
     const renewal = setInterval(() => {
-      this.renewLease(job).then(
+      this.renewLease(job, Date.now() + this.settings.leaseMs).then(
         (held) => {
           if (held || lost) return;
           lost = true;
@@ -129,14 +137,14 @@ export class VideoPoller {
         const asset = await this.assets.saveStream(job.accountId, job.requestId, body, content.contentType || 'video/mp4', this.settings.maxBytes);
         const now = Date.now();
         const done = await this.update(job, { status: 'completed', progress: 100, assetId: asset.id, completedAt: now });
-        // Cancelled while it downloaded: the video is nobody's.
+        // Cancelled, or taken by another poll, while it downloaded: this copy is nobody's.
         if (!done) await this.assets.delete(asset.id);
       } else {
         await this.update(job, { status: upstream.status, progress: Math.min(99, Math.max(job.progress, Math.round(upstream.progress))) });
       }
     } catch (err) {
-      // A job cancelled meanwhile is finished with; one taken over is another instance's now; one
-      // cut by the gateway's close is for the next poller, not a failure of its upstream.
+      // A job cancelled meanwhile is finished with; one taken over is another poll's now; one cut
+      // by the gateway's close is for the next poller, not a failure of its upstream.
       if (lost) return;
       if (this.stopping.aborted) await this.releaseLease(job);
       else await this.pollFailed(job, err, { answered, downloadFrom }, resumed);
@@ -147,17 +155,17 @@ export class VideoPoller {
     }
   }
 
-  /** Keeps this instance's lease on a job it still polls; false once the job is no longer in flight or no longer ours. */
-  private renewLease(job: VideoJobRecord): Promise<boolean> {
-    return this.store.updateVideoJob(job.id, { leaseUntil: Date.now() + this.settings.leaseMs }, IN_FLIGHT, { ifLeaseOwner: this.owner });
+  /** Keeps the lease of a poll under way until `until`; false once the job is no longer in flight or the lease no longer this poll's. */
+  private renewLease(job: LeasedJob, until: number): Promise<boolean> {
+    return this.store.updateVideoJob(job.id, { leaseUntil: until }, IN_FLIGHT, { ifLeaseOwner: job.leaseOwner });
   }
 
   /** Gives the lease back, the job due at once: for a poll the gateway's close cut short. */
-  private async releaseLease(job: VideoJobRecord): Promise<void> {
-    await this.store.updateVideoJob(job.id, { nextPollAt: Date.now(), leaseOwner: null, leaseUntil: null }, IN_FLIGHT, { ifLeaseOwner: this.owner });
+  private async releaseLease(job: LeasedJob): Promise<void> {
+    await this.store.updateVideoJob(job.id, { nextPollAt: Date.now(), leaseOwner: null, leaseUntil: null }, IN_FLIGHT, { ifLeaseOwner: job.leaseOwner });
   }
 
-  private async pollFailed(job: VideoJobRecord, err: unknown, stage: PollStage, resumed: boolean): Promise<void> {
+  private async pollFailed(job: LeasedJob, err: unknown, stage: PollStage, resumed: boolean): Promise<void> {
     if (err instanceof BlobTooLargeError) {
       await this.fail(job, 'video_too_large', `The finished video is over the limit of ${this.settings.maxBytes} bytes (videos.max_bytes).`);
       return;
@@ -202,7 +210,7 @@ export class VideoPoller {
   }
 
   /** Counts a failed poll and gives the lease back, backing off up to ten intervals so that an upstream outage is not hammered. */
-  private async retryLater(job: VideoJobRecord, resumed: boolean): Promise<void> {
+  private async retryLater(job: LeasedJob, resumed: boolean): Promise<void> {
     const newRun = job.pollFailures === 0 || resumed;
     const failures = newRun ? 1 : job.pollFailures + 1;
     const backoff = this.settings.pollIntervalMs * Math.min(2 ** (failures - 1), MAX_BACKOFF_INTERVALS);
@@ -211,22 +219,22 @@ export class VideoPoller {
       job.id,
       { pollFailures: failures, nextPollAt: now + backoff, leaseOwner: null, leaseUntil: null, ...(newRun ? { updatedAt: now } : {}) },
       IN_FLIGHT,
-      { ifLeaseOwner: this.owner },
+      { ifLeaseOwner: job.leaseOwner },
     );
   }
 
-  /** Records progress and gives the lease back; false if the job changed meanwhile (cancelled). */
-  private update(job: VideoJobRecord, changes: VideoJobChanges): Promise<boolean> {
+  /** Records progress and gives the lease back; false if the job changed meanwhile (cancelled, or leased by another poll). */
+  private update(job: LeasedJob, changes: VideoJobChanges): Promise<boolean> {
     const now = Date.now();
     return this.store.updateVideoJob(
       job.id,
       { ...changes, updatedAt: now, pollFailures: 0, nextPollAt: now + this.settings.pollIntervalMs, leaseOwner: null, leaseUntil: null },
       IN_FLIGHT,
-      { ifLeaseOwner: this.owner },
+      { ifLeaseOwner: job.leaseOwner },
     );
   }
 
-  private async fail(job: VideoJobRecord, code: string, message: string): Promise<void> {
+  private async fail(job: LeasedJob, code: string, message: string): Promise<void> {
     const now = Date.now();
     const refund = this.jobs.refundOf(job, 'failed');
     const failed = await this.store.updateVideoJob(
@@ -236,7 +244,7 @@ export class VideoPoller {
       // poll, leaving the job in flight and its charge never refunded).
       { status: 'failed', errorCode: storableCode(code), errorMessage: storableText(scrubSecrets(message), MAX_ERROR_MESSAGE), updatedAt: now, completedAt: now, leaseOwner: null, leaseUntil: null },
       IN_FLIGHT,
-      { ifLeaseOwner: this.owner, ...(refund === undefined ? {} : { refund }) },
+      { ifLeaseOwner: job.leaseOwner, ...(refund === undefined ? {} : { refund }) },
     );
     if (failed) this.jobs.refunded(job);
   }
@@ -275,6 +283,9 @@ async function* untilSilent(body: AsyncIterable<Uint8Array>, ms: number, onSilen
     if (!finished) await chunks.return?.();
   }
 }
+
+/** A job as a round leased it: every write of its poll is conditional on this lease. */
+type LeasedJob = VideoJobRecord & { readonly leaseOwner: string; readonly leaseUntil: number };
 
 /** How far a failed poll got: giving up depends on which part failed. */
 interface PollStage {
