@@ -59,6 +59,16 @@ async function* chunks(count: number, gapMs: number): AsyncIterable<Uint8Array> 
   }
 }
 
+/** `count` chunks of 100 bytes, `gapMs` apart, ended with the call's reason as soon as it is aborted. */
+async function* abortableChunks(count: number, gapMs: number, ref: VideoJobRef): AsyncIterable<Uint8Array> {
+  const aborted = hang(ref);
+  aborted.catch(() => undefined);
+  for (let i = 0; i < count; i++) {
+    await Promise.race([new Promise((r) => setTimeout(r, gapMs)), aborted]);
+    yield new Uint8Array(100).fill(i);
+  }
+}
+
 /** Never answers; rejects when the call is aborted, as an adapter's HTTP call does. */
 function hang(ref: VideoJobRef): Promise<never> {
   return new Promise((_, reject) => ref.signal.once('abort', () => reject(ref.signal.reason instanceof Error ? ref.signal.reason : new Error('aborted'))));
@@ -68,10 +78,10 @@ function hang(ref: VideoJobRef): Promise<never> {
 let refundsMoved = 0;
 const credits = { balanceMoved: () => void refundsMoved++ } as unknown as CreditGate;
 
-function startPoller(adapters: Record<string, ProviderAdapter>, settings: Partial<PollerSettings> = {}): VideoPoller {
+function startPoller(adapters: Record<string, ProviderAdapter>, settings: Partial<PollerSettings> = {}, on: Store = store): VideoPoller {
   const map = new Map(Object.entries(adapters));
-  const jobs = new VideoJobs(store, assets, credits, map, 20, logger);
-  const poller = new VideoPoller(store, jobs, assets, map, { pollIntervalMs: 20, leaseMs: 60_000, maxBytes: 1e6, giveUpAfterMs: 600_000, callTimeoutMs: 5_000, idleTimeoutMs: 5_000, ...settings }, logger);
+  const jobs = new VideoJobs(on, assets, credits, map, 20, logger);
+  const poller = new VideoPoller(on, jobs, assets, map, { pollIntervalMs: 20, leaseMs: 60_000, maxBytes: 1e6, giveUpAfterMs: 600_000, callTimeoutMs: 5_000, idleTimeoutMs: 5_000, ...settings }, logger);
   pollers.push(poller);
   return poller;
 }
@@ -272,6 +282,41 @@ describe('VideoPoller', () => {
     startPoller(adapters, { leaseMs: 150 });
     await until(async () => (await statusOf(job.id)) === 'completed', 4_000);
     expect(downloads).toBe(1);
+  });
+
+  it('stops a download once its lease could not be renewed before it runs out: the job taken again is never downloaded twice at once', async () => {
+    const job = await jobOn('up');
+    let renewalsFail = true;
+    // The store does not answer renewals for a while (any other write goes through).
+    const flaky = new Proxy(store, {
+      get(target, name, receiver) {
+        if (name !== 'updateVideoJob') return Reflect.get(target, name, receiver) as unknown;
+        return (...args: Parameters<Store['updateVideoJob']>) => {
+          const renewal = Object.keys(args[1]).join() === 'leaseUntil';
+          return renewal && renewalsFail ? Promise.reject(new Error('store unreachable')) : target.updateVideoJob(...args);
+        };
+      },
+    });
+    let downloads = 0;
+    let running = 0;
+    let mostAtOnce = 0;
+    async function* counted(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+      mostAtOnce = Math.max(mostAtOnce, ++running);
+      try {
+        yield* body;
+      } finally {
+        running--;
+        renewalsFail = false;
+      }
+    }
+    // The first download would outlast several leases; the next is quick.
+    const content = (ref: VideoJobRef): Promise<VideoContent> =>
+      Promise.resolve({ contentType: 'video/mp4', body: counted(++downloads === 1 ? abortableChunks(100, 50, ref) : chunks(3, 10)) });
+    startPoller({ up: adapterOf('up', { content }) }, { leaseMs: 600 }, flaky);
+    await until(async () => (await statusOf(job.id)) === 'completed', 5_000);
+    expect(downloads).toBe(2);
+    expect(mostAtOnce).toBe(1);
+    expect((await store.getAsset((await store.getVideoJob(job.id))!.assetId!))?.bytes).toBe(300);
   });
 
   it('applies only the outcome of the poll that holds the lease: one of this instance that outlived its lease changes nothing, refunds nothing', async () => {

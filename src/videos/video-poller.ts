@@ -8,8 +8,8 @@
  * Each poll runs on its own, not as part of its round: an upstream that hangs holds its own job
  * until the call's time limit, not every other job's poll. A poll renews its lease while it runs
  * (a download may take longer than `lease_ms`), so that no other instance takes the job over and
- * downloads the same video again, and stops if the renewal finds the job cancelled or taken over.
- * Every write of a poll is conditional on its own
+ * downloads the same video again, and stops if the renewal finds the job cancelled or taken over,
+ * or cannot renew it before it may have run out. Every write of a poll is conditional on its own
  * lease, so that of two polls of one job (the lease ran out under the first) only the one holding
  * the lease records an outcome: the job completes or fails, and is refunded, once.
  */
@@ -22,6 +22,7 @@ import type { Store, VideoJobChanges, VideoJobRecord } from '../storage/types.js
 import { BlobTooLargeError } from '../storage/blobs/types.js';
 import { Cancellation } from '../util/cancellation.js';
 import { IN_FLIGHT, type VideoJobs } from './video-jobs.js';
+import { keepLease } from './lease-keeper.js';
 import { PeriodicTask } from '../util/periodic-task.js';
 
 export interface PollerSettings {
@@ -110,16 +111,14 @@ export class VideoPoller {
     let downloadFrom: number | undefined;
     const abort = (): void => call.abort(new GatewayError('upstream_timeout', 'The video poll took too long.'));
     const timeout = setTimeout(abort, this.settings.callTimeoutMs);
-    const renewal = setInterval(() => {
-      this.renewLease(job, Date.now() + this.settings.leaseMs).then(
-        (held) => {
-          if (held || lost) return;
-          lost = true;
-          call.abort(new GatewayError('video_not_found', 'The job was cancelled or taken over while it was polled.'));
-        },
-        (err: unknown) => this.logger.warn({ err, video_id: job.id }, 'could not renew a video job\'s lease'),
-      );
-    }, Math.max(1, Math.floor(this.settings.leaseMs / 3)));
+    const stopRenewing = keepLease(job.leaseUntil, this.settings.leaseMs, {
+      renew: (until) => this.renewLease(job, until),
+      lost: (reason) => {
+        lost = true;
+        call.abort(reason);
+      },
+      renewalFailed: (err) => this.logger.warn({ err, video_id: job.id }, 'could not renew a video job\'s lease'),
+    });
     this.stopping.once('abort', abort);
     const ref: VideoJobRef = { upstreamId: job.upstreamId, upstreamModel: job.upstreamModel, signal: call };
     try {
@@ -143,14 +142,15 @@ export class VideoPoller {
         await this.update(job, { status: upstream.status, progress: Math.min(99, Math.max(job.progress, Math.round(upstream.progress))) });
       }
     } catch (err) {
-      // A job cancelled meanwhile is finished with; one taken over is another poll's now; one cut
-      // by the gateway's close is for the next poller, not a failure of its upstream.
+      // A job cancelled meanwhile is finished with; one taken over, or whose lease may have run
+      // out, is another poll's now; one cut by the gateway's close is for the next poller, not a
+      // failure of its upstream.
       if (lost) return;
       if (this.stopping.aborted) await this.releaseLease(job);
       else await this.pollFailed(job, err, { answered, downloadFrom }, resumed);
     } finally {
       clearTimeout(timeout);
-      clearInterval(renewal);
+      stopRenewing();
       this.stopping.removeListener('abort', abort);
     }
   }
