@@ -404,9 +404,11 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       // An expired lease is free again.
       expect((await store.leaseDueVideoJobs('b', now + 1, 10, 10)).map((j) => j.id)).toEqual([job(1).id]);
       expect((await store.leaseDueVideoJobs('c', now + 20, 10, 10)).map((j) => j.id)).toEqual([job(1).id]);
-      // A refund goes with the change that earns it, once.
+      // A refund goes with the change that earns it, once; a holder whose lease another took changes nothing and refunds nothing.
       await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 0 });
       const refund = { accountId: 'm1', kind: 'refund' as const, amountMicros: 400_000, requestId: 'req_1', apiKeyId: 'k1', note: 'video failed' };
+      expect(await store.updateVideoJob(job(1).id, { status: 'failed' }, ['queued', 'in_progress'], { ifLeaseOwner: 'b', refund })).toBe(false);
+      expect([(await store.getVideoJob(job(1).id))?.status, (await store.getAccount('m1'))?.balanceMicros]).toEqual(['in_progress', 0]);
       expect(await store.updateVideoJob(job(1).id, { status: 'failed' }, ['queued', 'in_progress'], { refund })).toBe(true);
       expect(await store.updateVideoJob(job(1).id, { status: 'cancelled' }, ['queued', 'in_progress'], { refund })).toBe(false);
       expect((await store.getAccount('m1'))?.balanceMicros).toBe(400_000);

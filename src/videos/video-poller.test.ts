@@ -59,24 +59,38 @@ async function* chunks(count: number, gapMs: number): AsyncIterable<Uint8Array> 
   }
 }
 
+/** `count` chunks of 100 bytes, `gapMs` apart, ended with the call's reason as soon as it is aborted. */
+async function* abortableChunks(count: number, gapMs: number, ref: VideoJobRef): AsyncIterable<Uint8Array> {
+  const aborted = hang(ref);
+  aborted.catch(() => undefined);
+  for (let i = 0; i < count; i++) {
+    await Promise.race([new Promise((r) => setTimeout(r, gapMs)), aborted]);
+    yield new Uint8Array(100).fill(i);
+  }
+}
+
 /** Never answers; rejects when the call is aborted, as an adapter's HTTP call does. */
 function hang(ref: VideoJobRef): Promise<never> {
   return new Promise((_, reject) => ref.signal.once('abort', () => reject(ref.signal.reason instanceof Error ? ref.signal.reason : new Error('aborted'))));
 }
 
-function startPoller(adapters: Record<string, ProviderAdapter>, settings: Partial<PollerSettings> = {}): VideoPoller {
+/** Refunds the credit gate was told about. */
+let refundsMoved = 0;
+const credits = { balanceMoved: () => void refundsMoved++ } as unknown as CreditGate;
+
+function startPoller(adapters: Record<string, ProviderAdapter>, settings: Partial<PollerSettings> = {}, on: Store = store): VideoPoller {
   const map = new Map(Object.entries(adapters));
-  const jobs = new VideoJobs(store, assets, {} as CreditGate, map, 20, logger);
-  const poller = new VideoPoller(store, jobs, assets, map, { pollIntervalMs: 20, leaseMs: 60_000, maxBytes: 1e6, giveUpAfterMs: 600_000, callTimeoutMs: 5_000, idleTimeoutMs: 5_000, ...settings }, logger);
+  const jobs = new VideoJobs(on, assets, credits, map, 20, logger);
+  const poller = new VideoPoller(on, jobs, assets, map, { pollIntervalMs: 20, leaseMs: 60_000, maxBytes: 1e6, giveUpAfterMs: 600_000, callTimeoutMs: 5_000, idleTimeoutMs: 5_000, ...settings }, logger);
   pollers.push(poller);
   return poller;
 }
 
-async function jobOn(provider: string): Promise<VideoJobRecord> {
-  const jobs = new VideoJobs(store, assets, {} as CreditGate, new Map(), 20, logger);
+async function jobOn(provider: string, chargedMicros = 0): Promise<VideoJobRecord> {
+  const jobs = new VideoJobs(store, assets, credits, new Map(), 20, logger);
   return jobs.record({
     accountId: 'acct', apiKeyId: 'key', requestId: `req_${provider}`, model: 'video-model', provider, upstreamModel: 'sora-x',
-    prompt: 'a fox', seconds: 4, size: '1280x720', chargedMicros: 0, upstream: { id: `up-${provider}`, status: 'completed', progress: 100 },
+    prompt: 'a fox', seconds: 4, size: '1280x720', chargedMicros, upstream: { id: `up-${provider}`, status: 'completed', progress: 100 },
   });
 }
 
@@ -146,6 +160,33 @@ describe('VideoPoller', () => {
     expect((await store.getVideoJob(job.id))?.errorCode).toBe('upstream_unreachable');
   });
 
+  it('gives a job up after give_up_after_ms of failed downloads though its upstream says it completed, refunded once', async () => {
+    // One upstream answers 500 to every download, the other cuts every body after its first bytes.
+    const refuses = adapterOf('refuses', { content: () => Promise.reject(new GatewayError('upstream_error', 'The provider answered 500.')) });
+    async function* cut(): AsyncIterable<Uint8Array> {
+      yield new Uint8Array(100);
+      await new Promise((r) => setTimeout(r, 5));
+      throw new GatewayError('upstream_stream_truncated', 'The provider closed the connection.');
+    }
+    const cuts = adapterOf('cuts', { content: () => Promise.resolve({ contentType: 'video/mp4', body: cut() }) });
+    const jobs = [await jobOn('refuses', 1_000), await jobOn('cuts', 2_000)];
+    refundsMoved = 0;
+    const started = Date.now();
+    startPoller({ refuses, cuts }, { giveUpAfterMs: 300 });
+    for (const job of jobs) await until(async () => (await statusOf(job.id)) === 'failed', 5_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    for (const job of jobs) {
+      const failed = await store.getVideoJob(job.id);
+      expect(failed).toMatchObject({ errorCode: 'video_download_failed', assetId: null, leaseOwner: null });
+      expect(failed?.errorMessage).toMatch(/could not be downloaded/);
+    }
+    // Each charge comes back once, in the ledger and to the credit gate.
+    const refunds = (await store.listLedger('acct', 10)).filter((e) => e.kind === 'refund');
+    expect(refunds.map((e) => e.amountMicros).sort()).toEqual([1_000, 2_000]);
+    expect((await store.getAccount('acct'))?.balanceMicros).toBe(3_000);
+    expect(refundsMoved).toBe(2);
+  });
+
   it('keeps an upstream failure it could not store whole: the code cut to its column, the message without NUL', async () => {
     const code = `content_policy_violation_${'x'.repeat(150)} \u0000!`;
     const failing = adapterOf('fails', { retrieve: () => Promise.resolve({ id: 'u', status: 'failed', progress: 0, error: { code, message: 'no\u0000 fox' } }) });
@@ -160,7 +201,7 @@ describe('VideoPoller', () => {
   it('finishes other jobs while one upstream hangs', async () => {
     const slow = await jobOn('slow');
     const poller = startPoller({ slow: adapterOf('slow', { retrieve: hang }), fast: adapterOf('fast', {}) });
-    await until(async () => (await store.getVideoJob(slow.id))!.leaseOwner === poller.owner, 2_000);
+    await until(async () => (await store.getVideoJob(slow.id))!.leaseOwner?.startsWith(poller.owner) === true, 2_000);
     const fast = await jobOn('fast');
     await until(async () => (await statusOf(fast.id)) === 'completed', 2_000);
     expect(await statusOf(slow.id)).toBe('in_progress');
@@ -197,8 +238,12 @@ describe('VideoPoller', () => {
     expect(await statusOf(job.id)).toBe('in_progress');
   });
 
-  it('does not give a job up when a download that outlasted give_up_after_ms stalls once: the upstream answered just before', async () => {
+  it('does not give a job up when a download that outlasted give_up_after_ms stalls once: its run of failures counts up to the download\'s start', async () => {
     const job = await jobOn('up');
+    // The run of failures starts with one failed status check.
+    let asked = 0;
+    const retrieve = (): Promise<UpstreamVideoJob> =>
+      asked++ === 0 ? Promise.reject(new GatewayError('upstream_unavailable', 'The provider is overloaded.')) : Promise.resolve({ id: 'u', status: 'completed', progress: 100 });
     async function* stallsLate(ref: VideoJobRef): AsyncIterable<Uint8Array> {
       for (let i = 0; i < 8; i++) {
         await new Promise((r) => setTimeout(r, 50));
@@ -207,8 +252,8 @@ describe('VideoPoller', () => {
       await hang(ref);
     }
     const content = (ref: VideoJobRef): Promise<VideoContent> => Promise.resolve({ contentType: 'video/mp4', body: stallsLate(ref) });
-    startPoller({ up: adapterOf('up', { content }) }, { giveUpAfterMs: 200, idleTimeoutMs: 100 });
-    await until(async () => (await store.getVideoJob(job.id))!.pollFailures >= 1, 4_000);
+    startPoller({ up: adapterOf('up', { retrieve, content }) }, { giveUpAfterMs: 200, idleTimeoutMs: 100 });
+    await until(async () => (await store.getVideoJob(job.id))!.pollFailures >= 2, 4_000);
     expect(await store.getVideoJob(job.id)).toMatchObject({ status: 'in_progress', errorCode: null });
   });
 
@@ -216,7 +261,7 @@ describe('VideoPoller', () => {
     const job = await jobOn('up');
     const content = (ref: VideoJobRef): Promise<VideoContent> => Promise.resolve({ contentType: 'video/mp4', body: abortable(chunks(100, 50), ref) });
     const poller = startPoller({ up: adapterOf('up', { content }) });
-    await until(async () => (await store.getVideoJob(job.id))!.leaseOwner === poller.owner, 2_000);
+    await until(async () => (await store.getVideoJob(job.id))!.leaseOwner?.startsWith(poller.owner) === true, 2_000);
     await new Promise((r) => setTimeout(r, 150));
     const started = Date.now();
     await poller.close();
@@ -239,6 +284,64 @@ describe('VideoPoller', () => {
     expect(downloads).toBe(1);
   });
 
+  it('stops a download once its lease could not be renewed before it runs out: the job taken again is never downloaded twice at once', async () => {
+    const job = await jobOn('up');
+    let renewalsFail = true;
+    // The store does not answer renewals for a while (any other write goes through).
+    const flaky = new Proxy(store, {
+      get(target, name, receiver) {
+        if (name !== 'updateVideoJob') return Reflect.get(target, name, receiver) as unknown;
+        return (...args: Parameters<Store['updateVideoJob']>) => {
+          const renewal = Object.keys(args[1]).join() === 'leaseUntil';
+          return renewal && renewalsFail ? Promise.reject(new Error('store unreachable')) : target.updateVideoJob(...args);
+        };
+      },
+    });
+    let downloads = 0;
+    let running = 0;
+    let mostAtOnce = 0;
+    async function* counted(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+      mostAtOnce = Math.max(mostAtOnce, ++running);
+      try {
+        yield* body;
+      } finally {
+        running--;
+        renewalsFail = false;
+      }
+    }
+    // The first download would outlast several leases; the next is quick.
+    const content = (ref: VideoJobRef): Promise<VideoContent> =>
+      Promise.resolve({ contentType: 'video/mp4', body: counted(++downloads === 1 ? abortableChunks(100, 50, ref) : chunks(3, 10)) });
+    startPoller({ up: adapterOf('up', { content }) }, { leaseMs: 600 }, flaky);
+    await until(async () => (await statusOf(job.id)) === 'completed', 5_000);
+    expect(downloads).toBe(2);
+    expect(mostAtOnce).toBe(1);
+    expect((await store.getAsset((await store.getVideoJob(job.id))!.assetId!))?.bytes).toBe(300);
+  });
+
+  it('applies only the outcome of the poll that holds the lease: one of this instance that outlived its lease changes nothing, refunds nothing', async () => {
+    const job = await jobOn('up', 1_000);
+    const answers: ((job: UpstreamVideoJob) => void)[] = [];
+    const retrieve = (ref: VideoJobRef): Promise<UpstreamVideoJob> => {
+      const answered = new Promise<UpstreamVideoJob>((resolve) => answers.push(resolve));
+      return Promise.race([answered, hang(ref)]);
+    };
+    startPoller({ up: adapterOf('up', { retrieve }) });
+    await until(() => answers.length === 1, 2_000);
+    // The lease runs out while its poll waits (renewals that never arrived): the same instance takes the job again.
+    await store.updateVideoJob(job.id, { leaseUntil: Date.now() - 1 }, ['queued', 'in_progress']);
+    await until(() => answers.length === 2, 2_000);
+    refundsMoved = 0;
+    answers[0]!({ id: 'u', status: 'failed', progress: 0, error: { code: 'stale', message: 'An answer for a lease run out.' } });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await store.getVideoJob(job.id)).toMatchObject({ status: 'in_progress', errorCode: null });
+    answers[1]!({ id: 'u', status: 'completed', progress: 100 });
+    await until(async () => (await statusOf(job.id)) === 'completed', 2_000);
+    expect((await store.listLedger('acct', 10)).filter((e) => e.kind === 'refund')).toEqual([]);
+    expect((await store.getAccount('acct'))?.balanceMicros).toBe(0);
+    expect(refundsMoved).toBe(0);
+  });
+
   it('stops downloading a job cancelled meanwhile, and keeps no asset', async () => {
     const job = await jobOn('up');
     let aborted = false;
@@ -247,7 +350,7 @@ describe('VideoPoller', () => {
       return Promise.resolve({ contentType: 'video/mp4', body: abortable(chunks(100, 50), ref) });
     };
     const poller = startPoller({ up: adapterOf('up', { content }) }, { leaseMs: 90 });
-    await until(async () => (await store.getVideoJob(job.id))!.leaseOwner === poller.owner, 2_000);
+    await until(async () => (await store.getVideoJob(job.id))!.leaseOwner?.startsWith(poller.owner) === true, 2_000);
     const jobs = new VideoJobs(store, assets, { balanceMoved: () => undefined } as unknown as CreditGate, new Map(), 20, logger);
     await jobs.cancel('acct', job.id);
     await until(() => aborted, 2_000);
