@@ -16,7 +16,7 @@ import { generateApiKey } from '../auth/api-key.js';
 import { KEY_ID, keyIdOf } from '../auth/key-shape.js';
 import type { KeyCache } from '../auth/key-cache.js';
 import type { CreditGate } from '../billing/types.js';
-import { BalanceOutOfRangeError, MAX_BALANCE_MICROS, type AccountRecord, type ApiKeyRecord, type LedgerKind, type Store } from '../storage/types.js';
+import { BalanceOutOfRangeError, MAX_BALANCE_MICROS, type AccountRecord, type ApiKeyRecord, type LedgerEntry, type LedgerKind, type Store } from '../storage/types.js';
 import type { AccessLog } from '../http/access-log.js';
 import { adminTokenCheck } from './admin-token.js';
 import { formatMicros, microsFromCredits } from './money.js';
@@ -222,16 +222,33 @@ class AdminRoutes {
       throw new GatewayError('invalid_parameter', `limit must be an integer between 1 and ${MAX_LEDGER_LIMIT}, got ${query.limit}.`, { param: 'limit' });
     }
     const account = await this.account(request.params.id);
-    const entries = await this.store.listLedger(account.id, limit + 1);
+    const after = query.after === undefined ? undefined : await this.ledgerCursor(account.id, query.after);
+    const entries = await this.store.listLedger(account.id, limit + 1, after);
+    const data = entries.slice(0, limit).map(ledgerEntryView);
     const view = accountView(account);
     return this.send<LedgerListView>(reply, 200, {
       object: 'list',
       account_id: account.id,
       balance: view.balance,
       balance_micros: view.balance_micros,
-      data: entries.slice(0, limit).map(ledgerEntryView),
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
       has_more: entries.length > limit,
     });
+  }
+
+  /**
+   * The entry a page follows. Entries are never deleted, so an id that is not one of the
+   * account's is a mistake (another account's, a typo), refused rather than answered with a page
+   * that would look like the end of the ledger.
+   */
+  private async ledgerCursor(accountId: string, id: string): Promise<LedgerEntry> {
+    const entry = await this.store.getLedgerEntry(id);
+    if (entry === undefined || entry.accountId !== accountId) {
+      throw new GatewayError('invalid_parameter', `No ledger entry of account "${accountId}" has the id "${id}": after takes the last_id of the previous page.`, { param: 'after' });
+    }
+    return entry;
   }
 
   // ---- keys ----------------------------------------------------------------------------------
