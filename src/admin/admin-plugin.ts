@@ -20,6 +20,7 @@ import { BalanceOutOfRangeError, MAX_BALANCE_MICROS, type AccountRecord, type Ap
 import type { AccessLog } from '../http/access-log.js';
 import { adminTokenCheck } from './admin-token.js';
 import { formatMicros, microsFromCredits } from './money.js';
+import { keepJsonText, numberText } from './number-text.js';
 import {
   ACCOUNT_ID,
   checkScopeNames,
@@ -80,6 +81,7 @@ export function adminPlugin(deps: AdminDeps, accessLog: AccessLog): FastifyPlugi
       app.all('/*', unreachable);
       return done();
     }
+    keepJsonText(app);
     const check = adminTokenCheck(deps.adminToken);
     app.addHook('onRequest', (request, _reply, next) => {
       try {
@@ -104,6 +106,12 @@ function refuseUnknownQuery(request: FastifyRequest): void {
 }
 
 const TAKES_QUERY = { config: { takesQuery: true } };
+
+/** `credits` as the body wrote it, not the double it was parsed to (see number-text.ts). */
+function creditsText(request: FastifyRequest, parsed: number): string {
+  // Every admin body is parsed by keepJsonText's parser; String() would only lose what the double lost.
+  return numberText(request, 'credits') ?? String(parsed);
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -168,7 +176,7 @@ class AdminRoutes {
   private async createAccount(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const body = validateCreateAccount(request.body);
     this.checkTier(body.tier);
-    const credits = body.credits === undefined ? 0 : microsFromCredits(body.credits, 'credits', 'non-negative');
+    const credits = body.credits === undefined ? 0 : microsFromCredits(creditsText(request, body.credits), 'credits', 'non-negative');
     // The opening credit is a top-up carrying this request's id, as every admin change is, written
     // in the account's own transaction: a failure leaves no account without it to trip a resend.
     const created = await this.store.createAccountIfAbsent({ id: body.id, name: body.name ?? null, tier: body.tier, balanceMicros: credits, openingRequestId: request.id });
@@ -198,7 +206,7 @@ class AdminRoutes {
 
   private async changeBalance(request: FastifyRequest<IdParams>, reply: FastifyReply, kind: Extract<LedgerKind, 'topup' | 'adjustment'>): Promise<FastifyReply> {
     const body = validateBalanceChange(request.body);
-    const amount = microsFromCredits(body.credits, 'credits', kind === 'topup' ? 'positive' : 'non-zero');
+    const amount = microsFromCredits(creditsText(request, body.credits), 'credits', kind === 'topup' ? 'positive' : 'non-zero');
     const { id } = request.params;
     await this.account(id);
     let account: AccountRecord;

@@ -251,6 +251,22 @@ describe('credits: top-ups, adjustments and the ledger', () => {
     expect(await ok(admin('GET', `/accounts/${id}`))).toMatchObject({ balance_micros: 300_000, balance: 0.3 });
   });
 
+  it('reads credits as the body wrote them, not as the double they parse to', async () => {
+    const id = await newAccount(0);
+    // JSON.parse reads 1.0000000000000001 as exactly 1: only its text shows the sixteen decimals.
+    for (const body of ['{"credits": 1.0000000000000001}', '{"credits": 1e-7}', '{"note": "x", "credits": 0.99999999999999999999}']) {
+      const refused = await fails(admin('POST', `/accounts/${id}/topups`, body), 400, 'invalid_parameter', 'credits');
+      expect(refused.message, body).toContain('at most 6 decimal places');
+    }
+    await fails(admin('POST', '/accounts', '{"id": "precise-acct", "tier": "standard", "credits": 5.0000000000000001}'), 400, 'invalid_parameter', 'credits');
+    await fails(admin('GET', '/accounts/precise-acct'), 404, 'account_not_found');
+    // Numbers elsewhere in the body, even in a string that looks like the member, are not the amount.
+    const change = await ok(admin('POST', `/accounts/${id}/adjustments`, String.raw`{"note": "\"credits\": 1.0000000000000001", "credits": 0.25e1}`), 201);
+    expect(change.entry).toMatchObject({ amount_micros: 2_500_000, note: '"credits": 1.0000000000000001' });
+    await ok(admin('POST', `/accounts/${id}/topups`, '{"credits": 1.500000000000000000000}'), 201);
+    expect((await ok(admin('GET', `/accounts/${id}`))).balance_micros).toBe(4_000_000);
+  });
+
   it('refuses a change that would take the balance past what it holds exactly, writing nothing', async () => {
     const id = await newAccount(0);
     for (let i = 0; i < 9; i++) await ok(admin('POST', `/accounts/${id}/topups`, { credits: 1_000_000_000 }), 201);
