@@ -127,6 +127,8 @@ describe('tollgate accounts', () => {
       ['accounts', 'show', 'a', 'b'],
       ['accounts', 'create', 'x'],
       ['accounts', 'topup', 'acct', 'ten'],
+      ['accounts', 'topup', 'acct', '1.0000000000000001'],
+      ['accounts', 'create', 'fine-acct', '--tier', 'standard', '--credits', '0.1234567'],
       ['accounts', 'ledger', 'acct', '--limit', 'abc'],
       ['accounts', 'ledger', 'acct', '--limit', '0'],
       ['accounts', 'ledger', 'acct', '--after', 'le_123'],
