@@ -16,10 +16,11 @@ import { generateApiKey } from '../auth/api-key.js';
 import { KEY_ID, keyIdOf } from '../auth/key-shape.js';
 import type { KeyCache } from '../auth/key-cache.js';
 import type { CreditGate } from '../billing/types.js';
-import { BalanceOutOfRangeError, MAX_BALANCE_MICROS, type AccountRecord, type ApiKeyRecord, type LedgerKind, type Store } from '../storage/types.js';
+import { BalanceOutOfRangeError, MAX_BALANCE_MICROS, type AccountRecord, type ApiKeyRecord, type LedgerEntry, type LedgerKind, type Store } from '../storage/types.js';
 import type { AccessLog } from '../http/access-log.js';
 import { adminTokenCheck } from './admin-token.js';
 import { formatMicros, microsFromCredits } from './money.js';
+import { keepJsonText, numberText } from './number-text.js';
 import {
   ACCOUNT_ID,
   checkScopeNames,
@@ -80,6 +81,7 @@ export function adminPlugin(deps: AdminDeps, accessLog: AccessLog): FastifyPlugi
       app.all('/*', unreachable);
       return done();
     }
+    keepJsonText(app);
     const check = adminTokenCheck(deps.adminToken);
     app.addHook('onRequest', (request, _reply, next) => {
       try {
@@ -104,6 +106,12 @@ function refuseUnknownQuery(request: FastifyRequest): void {
 }
 
 const TAKES_QUERY = { config: { takesQuery: true } };
+
+/** `credits` as the body wrote it, not the double it was parsed to (see number-text.ts). */
+function creditsText(request: FastifyRequest, parsed: number): string {
+  // Every admin body is parsed by keepJsonText's parser; String() would only lose what the double lost.
+  return numberText(request, 'credits') ?? String(parsed);
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -168,7 +176,7 @@ class AdminRoutes {
   private async createAccount(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const body = validateCreateAccount(request.body);
     this.checkTier(body.tier);
-    const credits = body.credits === undefined ? 0 : microsFromCredits(body.credits, 'credits', 'non-negative');
+    const credits = body.credits === undefined ? 0 : microsFromCredits(creditsText(request, body.credits), 'credits', 'non-negative');
     // The opening credit is a top-up carrying this request's id, as every admin change is, written
     // in the account's own transaction: a failure leaves no account without it to trip a resend.
     const created = await this.store.createAccountIfAbsent({ id: body.id, name: body.name ?? null, tier: body.tier, balanceMicros: credits, openingRequestId: request.id });
@@ -198,7 +206,7 @@ class AdminRoutes {
 
   private async changeBalance(request: FastifyRequest<IdParams>, reply: FastifyReply, kind: Extract<LedgerKind, 'topup' | 'adjustment'>): Promise<FastifyReply> {
     const body = validateBalanceChange(request.body);
-    const amount = microsFromCredits(body.credits, 'credits', kind === 'topup' ? 'positive' : 'non-zero');
+    const amount = microsFromCredits(creditsText(request, body.credits), 'credits', kind === 'topup' ? 'positive' : 'non-zero');
     const { id } = request.params;
     await this.account(id);
     let account: AccountRecord;
@@ -222,16 +230,33 @@ class AdminRoutes {
       throw new GatewayError('invalid_parameter', `limit must be an integer between 1 and ${MAX_LEDGER_LIMIT}, got ${query.limit}.`, { param: 'limit' });
     }
     const account = await this.account(request.params.id);
-    const entries = await this.store.listLedger(account.id, limit + 1);
+    const after = query.after === undefined ? undefined : await this.ledgerCursor(account.id, query.after);
+    const entries = await this.store.listLedger(account.id, limit + 1, after);
+    const data = entries.slice(0, limit).map(ledgerEntryView);
     const view = accountView(account);
     return this.send<LedgerListView>(reply, 200, {
       object: 'list',
       account_id: account.id,
       balance: view.balance,
       balance_micros: view.balance_micros,
-      data: entries.slice(0, limit).map(ledgerEntryView),
+      data,
+      first_id: data[0]?.id ?? null,
+      last_id: data.at(-1)?.id ?? null,
       has_more: entries.length > limit,
     });
+  }
+
+  /**
+   * The entry a page follows. Entries are never deleted, so an id that is not one of the
+   * account's is a mistake (another account's, a typo), refused rather than answered with a page
+   * that would look like the end of the ledger.
+   */
+  private async ledgerCursor(accountId: string, id: string): Promise<LedgerEntry> {
+    const entry = await this.store.getLedgerEntry(id);
+    if (entry === undefined || entry.accountId !== accountId) {
+      throw new GatewayError('invalid_parameter', `No ledger entry of account "${accountId}" has the id "${id}": after takes the last_id of the previous page.`, { param: 'after' });
+    }
+    return entry;
   }
 
   // ---- keys ----------------------------------------------------------------------------------

@@ -52,7 +52,10 @@ const Digits = Type.String({ pattern: '^[0-9]{1,9}$', expected: 'a whole number'
 const Day = Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$', expected: 'a UTC day written YYYY-MM-DD' });
 const Filter = Type.String({ minLength: 1, maxLength: 256, ...NO_NUL });
 
-export const LedgerQuerySchema = Type.Object({ limit: Type.Optional(Digits) }, { additionalProperties: false });
+/** Ledger ids have always been `le_` and 32 hex digits; another shape cannot name an entry. */
+const LedgerEntryId = Type.String({ pattern: '^le_[0-9a-f]{32}$', expected: 'a ledger entry id (le_ and 32 hex digits): the last_id of the previous page' });
+
+export const LedgerQuerySchema = Type.Object({ limit: Type.Optional(Digits), after: Type.Optional(LedgerEntryId) }, { additionalProperties: false });
 
 export const UsageQuerySchema = Type.Object(
   { account: Type.Optional(Filter), key: Type.Optional(Filter), model: Type.Optional(Filter), from: Type.Optional(Day), to: Type.Optional(Day) },

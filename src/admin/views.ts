@@ -66,11 +66,15 @@ export interface ListView<T> {
   data: T[];
 }
 
+/** One page of a ledger, newest first, in OpenAI's list shape plus the account's balance. */
 export interface LedgerListView extends ListView<LedgerEntryView> {
   account_id: string;
   balance: number;
   balance_micros: number;
-  /** Whether older entries exist beyond `limit`. */
+  first_id: string | null;
+  /** What `after` takes to read the next page. */
+  last_id: string | null;
+  /** Whether older entries follow this page. */
   has_more: boolean;
 }
 

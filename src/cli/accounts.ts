@@ -15,7 +15,9 @@ export const ACCOUNTS_HELP = `  accounts list                         Accounts w
   accounts topup ID CREDITS [--note N]  Add credit (a "topup" ledger entry).
   accounts adjust ID CREDITS [--note N] Correct the balance up or down, e.g. -2.5
                                         (an "adjustment" ledger entry).
-  accounts ledger ID [--limit N]        Ledger entries, newest first (default 20).`;
+  accounts ledger ID [--limit N] [--after ENTRY]
+                                        Ledger entries, newest first, N at a time (default
+                                        20); --after the last entry shown reads on.`;
 
 export function accountBlock(account: AccountView): string {
   return fields([
@@ -86,11 +88,14 @@ export async function accounts(argv: string[]): Promise<number> {
       return 0;
     }
     case 'ledger': {
-      const cmd = parseCommand(rest, { limit: { type: 'string' } }, ['ID'], 'accounts ledger ID [--limit N]');
+      const cmd = parseCommand(rest, { limit: { type: 'string' }, after: { type: 'string' } }, ['ID'], 'accounts ledger ID [--limit N] [--after ENTRY]');
       const limit = (cmd.values.limit as string | undefined) ?? '20';
-      // A mistake on the command line, told as one (exit status 2), not left for the server to refuse.
+      const after = cmd.values.after as string | undefined;
+      // Mistakes on the command line, told as such (exit status 2), not left for the server to refuse.
       if (!/^[1-9]\d{0,8}$/.test(limit)) throw new UsageError(`--limit must be a whole number of entries, such as 50 (got "${limit}")`);
-      const ledger = await cmd.client().get<LedgerListView>(`/accounts/${seg(cmd.positionals[0]!)}/ledger?limit=${encodeURIComponent(limit)}`);
+      if (after !== undefined && !/^le_[0-9a-f]{32}$/.test(after)) throw new UsageError(`--after must be a ledger entry id, le_ and 32 hex digits, as the previous page ends with (got "${after}")`);
+      const query = `limit=${limit}${after === undefined ? '' : `&after=${after}`}`;
+      const ledger = await cmd.client().get<LedgerListView>(`/accounts/${seg(cmd.positionals[0]!)}/ledger?${query}`);
       if (cmd.json) printJson(ledger);
       else {
         console.log(`Account ${ledger.account_id}: balance ${credits(ledger.balance_micros)} credits.`);
@@ -98,7 +103,8 @@ export async function accounts(argv: string[]): Promise<number> {
         else {
           const rows = ledger.data.map((e) => [time(e.created_at), e.kind, credits(e.amount_micros), orDash(e.request_id), orDash(e.api_key_id), orDash(e.note)]);
           console.log(table(['TIME', 'KIND', 'AMOUNT', 'REQUEST', 'KEY', 'NOTE'], rows, ['AMOUNT']));
-          if (ledger.has_more) console.log(`(older entries not shown; use --limit)`);
+          // The table has no column for entry ids: the one to read on from is given here.
+          if (ledger.has_more) console.log(`(older entries follow: add --after ${ledger.last_id} for the next page)`);
         }
       }
       return 0;

@@ -132,5 +132,8 @@ export const seg = (id: string): string => encodeURIComponent(id);
 /** A number of credits from the command line: "10", "-2.5", "0.000001". */
 export function creditsArg(text: string, name: string): number {
   if (!/^-?(\d+(\.\d*)?|\.\d+)$/.test(text)) throw new UsageError(`${name} must be a number of credits, such as 10 or -2.5 (got "${text}")`);
+  // Checked here: Number() rounds 1.0000000000000001 to 1, and the gateway would be sent 1.
+  const decimals = /\.(\d*?)0*$/.exec(text)?.[1] ?? '';
+  if (decimals.length > 6) throw new UsageError(`${name} may have at most 6 decimal places, a credit being counted in millionths (got "${text}")`);
   return Number(text);
 }

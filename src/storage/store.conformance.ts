@@ -4,7 +4,7 @@
  */
 import { describe, expect, it, beforeEach, afterEach } from 'vitest';
 import { orderedHexAt } from '../util/ordered-id.js';
-import type { FileRecord, VideoJobRecord, IdempotencyRecord, Store, UsageRecord } from './types.js';
+import type { FileRecord, VideoJobRecord, IdempotencyRecord, Settlement, Store, UsageRecord } from './types.js';
 import { BINDING_STATUS, BalanceOutOfRangeError, MAX_BALANCE_MICROS } from './types.js';
 
 export function storeConformance(name: string, open: () => Promise<Store>): void {
@@ -118,6 +118,44 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       await expect(store.addLedgerEntry({ accountId: 'm1', kind: 'topup', amountMicros: MAX_BALANCE_MICROS, requestId: null, apiKeyId: null, note: 'too much' })).rejects.toBeInstanceOf(BalanceOutOfRangeError);
       expect(await store.getAccount('m1')).toEqual(before);
       expect((await store.listLedger('m1', 100)).some((e) => e.note === 'too much')).toBe(false);
+    });
+
+    it('pages a ledger after a cursor entry, through entries that share their time, as new ones arrive', async () => {
+      await store.createAccountIfAbsent({ id: 'p1', name: null, tier: 'free', balanceMicros: 100 });
+      await store.createAccountIfAbsent({ id: 'p2', name: null, tier: 'free', balanceMicros: 100 });
+      const charge = (accountId: string, requestId: string): Settlement => ({
+        requestId,
+        charge: { accountId, kind: 'charge', amountMicros: -1, requestId, apiKeyId: 'key1', note: null },
+        releaseReservation: false,
+        usage: null,
+      });
+      // One batch: its charges are written with one time, so only their ids order them.
+      await store.commitSettlements(Array.from({ length: 7 }, (_, i) => charge(i % 3 === 0 ? 'p2' : 'p1', `pg${i}`)));
+      await store.commitSettlements(Array.from({ length: 5 }, (_, i) => charge('p1', `ph${i}`)));
+      for (let i = 0; i < 3; i++) await store.addLedgerEntry({ accountId: 'p1', kind: 'adjustment', amountMicros: 1, requestId: null, apiKeyId: null, note: `a${i}` });
+      const whole = await store.listLedger('p1', 100);
+      expect(whole).toHaveLength(1 + 4 + 5 + 3);
+      expect(new Set(whole.filter((e) => e.requestId?.startsWith('ph')).map((e) => e.createdAt)).size).toBe(1);
+
+      for (const size of [1, 2, 3, 4]) {
+        const read: string[] = [];
+        let page = await store.listLedger('p1', size);
+        while (page.length > 0) {
+          read.push(...page.map((e) => e.id));
+          page = await store.listLedger('p1', size, page.at(-1));
+        }
+        expect(read, `pages of ${size}`).toEqual(whole.map((e) => e.id));
+      }
+
+      // Entries written between two pages are newer than the cursor: the next page stays as it was.
+      const first = await store.listLedger('p1', 6);
+      await store.commitSettlements([charge('p1', 'late1'), charge('p1', 'late2')]);
+      await store.addLedgerEntry({ accountId: 'p1', kind: 'topup', amountMicros: 5, requestId: null, apiKeyId: null, note: 'late' });
+      expect(await store.listLedger('p1', 100, first.at(-1))).toEqual(whole.slice(6));
+      expect(await store.listLedger('p1', 100, whole.at(-1))).toEqual([]);
+
+      expect(await store.getLedgerEntry(whole[3]!.id)).toEqual(whole[3]);
+      expect(await store.getLedgerEntry(`le_${'0'.repeat(32)}`)).toBeUndefined();
     });
 
     it('commits settlements in one batch and charges each request once', async () => {

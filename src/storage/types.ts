@@ -57,6 +57,9 @@ export interface LedgerEntry {
 
 export type NewLedgerEntry = Omit<LedgerEntry, 'id' | 'createdAt'>;
 
+/** Where a page of a ledger starts: the last entry of the page before, as read from the store. */
+export type LedgerCursor = Pick<LedgerEntry, 'id' | 'createdAt'>;
+
 /**
  * How far a balance may go either way: 9 × 10^9 credits in micros, inside 2^53, so that balances
  * and sums of ledger amounts stay exact as JavaScript numbers (and far inside a 64-bit integer).
@@ -307,7 +310,14 @@ export interface Store {
    * often it is sent), reservations released, usage recorded.
    */
   commitSettlements(settlements: readonly Settlement[]): Promise<void>;
-  listLedger(accountId: string, limit: number): Promise<LedgerEntry[]>;
+  /**
+   * The account's entries newest first, by creation time and then by id (the entries of one
+   * settlement batch share their time), at most `limit`; with `after`, those that follow it in
+   * that order. The cursor is placed by its stored time, not by the time its id begins with: an
+   * entry's id may be drawn a few milliseconds after the time it is written with.
+   */
+  listLedger(accountId: string, limit: number, after?: LedgerCursor): Promise<LedgerEntry[]>;
+  getLedgerEntry(id: string): Promise<LedgerEntry | undefined>;
   /** The entry of a kind a request made (at most one: a settlement sent twice is recorded once). */
   findLedgerEntry(requestId: string, kind: LedgerKind): Promise<LedgerEntry | undefined>;
   ledgerSum(accountId: string): Promise<number>;

@@ -78,7 +78,12 @@ describe('tollgate accounts', () => {
     expect(lines[2]).toMatch(/adjustment\s+-0\.75\s+req_[0-9a-f]{32}\s+-\s+back$/);
     expect(lines[3]).toMatch(/adjustment\s+-0\.25\s+req_\S+\s+-\s+correction$/);
     expect(lines[4]).toMatch(/topup\s+10\s+req_\S+\s+-\s+invoice 7$/);
-    expect(lines[5]).toBe('(older entries not shown; use --limit)');
+    const next = /^\(older entries follow: add --after (le_[0-9a-f]{32}) for the next page\)$/.exec(lines[5]!);
+    expect(next, lines[5]).not.toBeNull();
+    const rest = (await succeeds('accounts', 'ledger', 'team/search', '--limit', '3', '--after', next![1]!)).trim().split('\n');
+    expect(rest[0]).toBe('Account team/search: balance 259.5 credits.');
+    expect(rest[2]).toMatch(/topup\s+250\.5\s+req_\S+\s+-\s+opening credit$/);
+    expect(rest).toHaveLength(3);
 
     const shown = await json('accounts', 'show', 'team/search');
     expect(shown).toMatchObject({ object: 'account', id: 'team/search', name: 'Search', tier: 'restricted', balance: 259.5, balance_micros: 259_500_000 });
@@ -122,8 +127,11 @@ describe('tollgate accounts', () => {
       ['accounts', 'show', 'a', 'b'],
       ['accounts', 'create', 'x'],
       ['accounts', 'topup', 'acct', 'ten'],
+      ['accounts', 'topup', 'acct', '1.0000000000000001'],
+      ['accounts', 'create', 'fine-acct', '--tier', 'standard', '--credits', '0.1234567'],
       ['accounts', 'ledger', 'acct', '--limit', 'abc'],
       ['accounts', 'ledger', 'acct', '--limit', '0'],
+      ['accounts', 'ledger', 'acct', '--after', 'le_123'],
       ['accounts', 'list', '--colour'],
       ['keys', 'set-scope', 'AAAAAAAAAAAA'],
       ['keys', 'show', 'not-a-key-id'],

@@ -251,6 +251,22 @@ describe('credits: top-ups, adjustments and the ledger', () => {
     expect(await ok(admin('GET', `/accounts/${id}`))).toMatchObject({ balance_micros: 300_000, balance: 0.3 });
   });
 
+  it('reads credits as the body wrote them, not as the double they parse to', async () => {
+    const id = await newAccount(0);
+    // JSON.parse reads 1.0000000000000001 as exactly 1: only its text shows the sixteen decimals.
+    for (const body of ['{"credits": 1.0000000000000001}', '{"credits": 1e-7}', '{"note": "x", "credits": 0.99999999999999999999}']) {
+      const refused = await fails(admin('POST', `/accounts/${id}/topups`, body), 400, 'invalid_parameter', 'credits');
+      expect(refused.message, body).toContain('at most 6 decimal places');
+    }
+    await fails(admin('POST', '/accounts', '{"id": "precise-acct", "tier": "standard", "credits": 5.0000000000000001}'), 400, 'invalid_parameter', 'credits');
+    await fails(admin('GET', '/accounts/precise-acct'), 404, 'account_not_found');
+    // Numbers elsewhere in the body, even in a string that looks like the member, are not the amount.
+    const change = await ok(admin('POST', `/accounts/${id}/adjustments`, String.raw`{"note": "\"credits\": 1.0000000000000001", "credits": 0.25e1}`), 201);
+    expect(change.entry).toMatchObject({ amount_micros: 2_500_000, note: '"credits": 1.0000000000000001' });
+    await ok(admin('POST', `/accounts/${id}/topups`, '{"credits": 1.500000000000000000000}'), 201);
+    expect((await ok(admin('GET', `/accounts/${id}`))).balance_micros).toBe(4_000_000);
+  });
+
   it('refuses a change that would take the balance past what it holds exactly, writing nothing', async () => {
     const id = await newAccount(0);
     for (let i = 0; i < 9; i++) await ok(admin('POST', `/accounts/${id}/topups`, { credits: 1_000_000_000 }), 201);
@@ -306,6 +322,44 @@ describe('credits: top-ups, adjustments and the ledger', () => {
     await fails(admin('GET', `/accounts/${id}/ledger?limit=1001`), 400, 'invalid_parameter', 'limit');
     await fails(admin('GET', `/accounts/${id}/ledger?limit=ten`), 400, 'invalid_parameter', 'limit');
     await fails(admin('GET', `/accounts/${id}/ledger?limt=10`), 400, 'invalid_parameter', 'limt');
+  });
+
+  it('reads a whole ledger page by page with after, through entries written in one millisecond', async () => {
+    const id = await newAccount(1);
+    // Charges settled in one batch are written with one time: only their ids order them.
+    const charge = (requestId: string): Settlement => ({ requestId, charge: { accountId: id, kind: 'charge', amountMicros: -1, requestId, apiKeyId: 'k', note: null }, releaseReservation: false, usage: null });
+    await gw.gateway.store.commitSettlements(Array.from({ length: 5 }, (_, i) => charge(`req_${id}_${i}`)));
+    await ok(admin('POST', `/accounts/${id}/topups`, { credits: 2 }), 201);
+    const whole = await ok(admin('GET', `/accounts/${id}/ledger`));
+    const ids = (whole.data as Json[]).map((e): unknown => e.id);
+    expect(ids).toHaveLength(7);
+    expect(whole).toMatchObject({ first_id: ids[0], last_id: ids[6], has_more: false });
+
+    const read: unknown[] = [];
+    let after: string | null = null;
+    for (let pages = 1; ; pages++) {
+      const page = await ok(admin('GET', `/accounts/${id}/ledger?limit=2${after === null ? '' : `&after=${after}`}`));
+      const data = page.data as Json[];
+      read.push(...data.map((e): unknown => e.id));
+      expect(page).toMatchObject({ first_id: data[0]?.id, last_id: data.at(-1)?.id, has_more: pages < 4, balance_micros: 2_999_995 });
+      if (page.has_more !== true) break;
+      after = page.last_id as string;
+    }
+    expect(read).toEqual(ids);
+    expect(await ok(admin('GET', `/accounts/${id}/ledger?after=${String(ids[6])}`))).toMatchObject({ data: [], first_id: null, last_id: null, has_more: false });
+  });
+
+  it('refuses an after that is not an entry of the account, naming it', async () => {
+    const id = await newAccount(1);
+    const other = await newAccount(1);
+    const entryOfOther = ((await ok(admin('GET', `/accounts/${other}/ledger`))).data as Json[])[0]!.id as string;
+    const refused = await fails(admin('GET', `/accounts/${id}/ledger?after=${entryOfOther}`), 400, 'invalid_parameter', 'after');
+    expect(refused.message).toContain(entryOfOther);
+    await fails(admin('GET', `/accounts/${id}/ledger?after=le_${'0'.repeat(32)}`), 400, 'invalid_parameter', 'after');
+    await fails(admin('GET', `/accounts/${id}/ledger?after=le_nonsense`), 400, 'invalid_parameter', 'after');
+    await fails(admin('GET', `/accounts/${id}/ledger?after=`), 400, 'invalid_parameter', 'after');
+    await fails(admin('GET', `/accounts/${id}/ledger?after=${entryOfOther}&after=${entryOfOther}`), 400, 'invalid_parameter', 'after');
+    await fails(admin('GET', `/accounts/nobody/ledger?after=${entryOfOther}`), 404, 'account_not_found');
   });
 
   it('a top-up lets an account that could not pay be served at once', async () => {

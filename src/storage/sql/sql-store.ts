@@ -24,6 +24,7 @@ import type {
   IdempotencyRecord,
   KeyScope,
   KeyStatus,
+  LedgerCursor,
   LedgerEntry,
   LedgerKind,
   NewAccount,
@@ -302,9 +303,21 @@ export class SqlStore implements Store {
     return released.length;
   }
 
-  async listLedger(accountId: string, limit: number): Promise<LedgerEntry[]> {
-    const rows = await this.db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  async listLedger(accountId: string, limit: number, after?: LedgerCursor): Promise<LedgerEntry[]> {
+    let query = this.db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId);
+    if (after !== undefined) {
+      // Past the cursor in the order below, (created_at, id) descending: an earlier time, or the
+      // same time and a lower id. Written as two conditions, the first bounds the scan of the
+      // (account_id, created_at) index.
+      query = query.where('created_at', '<=', after.createdAt).where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb('id', '<', after.id)]));
+    }
+    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
     return rows.map(toLedgerEntry);
+  }
+
+  async getLedgerEntry(id: string): Promise<LedgerEntry | undefined> {
+    const row = await this.db.selectFrom('ledger_entries').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toLedgerEntry(row);
   }
 
   async findLedgerEntry(requestId: string, kind: LedgerKind): Promise<LedgerEntry | undefined> {
