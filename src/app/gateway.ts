@@ -126,7 +126,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
       assets: media.assets,
       files: media.files,
       videos: media.videos,
-      uploads: { blobs: media.assets.blobs, maxBytes: parseSize(config.uploads.max_bytes), contentTypes: media.contentTypes },
+      uploads: { blobs: media.assets.blobs, maxBytes: parseSize(config.uploads.max_bytes), contentTypes: media.contentTypes, idleTimeoutMs: config.uploads.idle_timeout_ms },
       assetRetentionMs: config.blobs.retention_ms,
       publicUrl: config.server.public_url,
       limits: new ModelLimits(limits.limiter, plans),

@@ -39,7 +39,12 @@ export async function openMedia(config: Config, store: Store, credits: CreditGat
   const warning = localBlobsWarning(config);
   if (warning !== null) logger.warn(warning);
   const assets = new Assets(store, await openBlobStore(config), config.blobs.retention_ms, logger);
-  const files = new Files(store, assets.blobs, { maxBytes: parseSize(config.uploads.max_bytes), retentionMs: config.uploads.retention_ms ?? config.blobs.retention_ms }, logger);
+  const files = new Files(
+    store,
+    assets.blobs,
+    { maxBytes: parseSize(config.uploads.max_bytes), retentionMs: config.uploads.retention_ms ?? config.blobs.retention_ms, idleTimeoutMs: config.uploads.idle_timeout_ms },
+    logger,
+  );
   const videos = new VideoJobs(store, assets, credits, adapters, config.videos.poll_interval_ms, logger);
   const poller = new VideoPoller(
     store,

@@ -239,6 +239,7 @@ export const ConfigSchema = Type.Object(
         max_bytes: Type.Union(Size.anyOf, { default: '512mb', description: 'the largest file one upload (or a transcription\'s audio, or a video reference) may have' }),
         retention_ms: Type.Optional(Type.Integer({ minimum: 60_000, description: 'how long uploaded files are kept (default and at most: blobs.retention_ms)' })),
         content_types: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, default: ['*/*'], description: 'content types an upload may have, as globs such as audio/*' }),
+        idle_timeout_ms: Type.Integer({ minimum: 1, default: 30_000, description: 'an upload (a multipart body being received) that sends no byte for this long is ended with 408 and nothing of it is kept' }),
       },
       { additionalProperties: false, default: {} },
     ),

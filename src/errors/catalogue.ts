@@ -50,6 +50,7 @@ export const ERROR_CODES = {
 
   // 408
   generation_timeout: { status: 408, message: 'The generation exceeded the time budget for this request.' },
+  request_body_timeout: { status: 408, message: 'The request body stopped arriving: nothing of it came for too long, and nothing of it was kept.' },
 
   // 409
   account_already_exists: { status: 409, message: 'An account with this id already exists.' },

@@ -2,13 +2,15 @@
  * Receives a multipart/form-data request: text fields are kept, each file part is streamed into
  * the blob store as it arrives (never held whole in memory) with the upload size limit enforced
  * while it streams, so that a file over the limit is refused the moment it crosses it, and
- * nothing of it is kept. The caller must `discard()` the files it does not keep.
+ * nothing of it is kept; likewise a body that stops arriving (`uploads.idle_timeout_ms`). The caller
+ * must `discard()` the files it does not keep.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Multipart } from '@fastify/multipart';
 import { GatewayError } from '../errors/index.js';
 import { BlobTooLargeError, type BlobInfo, type BlobStore } from '../storage/blobs/types.js';
 import type { ContentTypeFilter } from '../uploads/content-types.js';
+import { BodyIdleTimeout } from './body-idle-timeout.js';
 
 export interface FormFile {
   readonly field: string;
@@ -30,6 +32,8 @@ export interface FormLimits {
   /** The fields that may carry a file; any other file part is refused. */
   readonly fileFields: readonly string[];
   readonly contentTypes: ContentTypeFilter;
+  /** How long the body may send nothing before it is given up with 408 (`uploads.idle_timeout_ms`). */
+  readonly idleTimeoutMs: number;
 }
 
 /** Room for the text fields and part headers besides the file, when judging Content-Length up front. */
@@ -61,12 +65,13 @@ export async function receiveForm(request: FastifyRequest, blobs: BlobStore, lim
   const discard = async (keep: readonly FormFile[] = []): Promise<void> => {
     for (const file of files) if (!keep.includes(file)) await blobs.delete(file.blob.id).catch(() => false);
   };
+  const idle = new BodyIdleTimeout(request.raw, limits.idleTimeoutMs);
   try {
     const parts = request.parts({
       // One byte more than the limit, so that the blob store sees the limit crossed and refuses it.
       limits: { fileSize: limits.maxFileBytes + 1, files: limits.fileFields.length, fields: MAX_FIELDS, fieldSize: MAX_FIELD_BYTES, parts: MAX_FIELDS + limits.fileFields.length },
     });
-    for await (const part of parts) {
+    for await (const part of idle.iterate(parts)) {
       // busboy hands over a part whose Content-Disposition names no field with no fieldname at all.
       if (typeof part.fieldname !== 'string' || part.fieldname === '') {
         if (part.type === 'file') part.file.resume();
@@ -80,11 +85,13 @@ export async function receiveForm(request: FastifyRequest, blobs: BlobStore, lim
         fields.set(name, [...(fields.get(name) ?? []), String(part.value)]);
         continue;
       }
-      files.push(await storeFile(part, name, blobs, limits));
+      files.push(await storeFile(part, name, blobs, limits, idle));
     }
   } catch (err) {
     await discard();
     throw formError(err, limits);
+  } finally {
+    idle.stop();
   }
   return { fields, files, discard };
 }
@@ -94,7 +101,7 @@ const MAX_CONTENT_TYPE_CHARS = 127;
 // eslint-disable-next-line no-control-regex -- control characters are what is looked for.
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-async function storeFile(part: Multipart & { type: 'file' }, name: string, blobs: BlobStore, limits: FormLimits): Promise<FormFile> {
+async function storeFile(part: Multipart & { type: 'file' }, name: string, blobs: BlobStore, limits: FormLimits, idle: BodyIdleTimeout): Promise<FormFile> {
   if (!limits.fileFields.includes(name)) {
     part.file.resume();
     throw new GatewayError('invalid_parameter', `The field ${name} cannot carry a file here${limits.fileFields.length > 0 ? `; files go in ${limits.fileFields.join(', ')}` : ''}.`, { param: name });
@@ -115,7 +122,14 @@ async function storeFile(part: Multipart & { type: 'file' }, name: string, blobs
     part.file.resume();
     throw new GatewayError('invalid_parameter', `Files of type ${contentType} are not accepted; accepted: ${limits.contentTypes.describe()}.`, { param: name });
   }
-  const blob = await blobs.put(part.file, { contentType, maxBytes: limits.maxFileBytes });
+  // A body gone silent fails the put from its source: the store removes what it wrote.
+  const uncut = idle.cuts(part.file);
+  let blob: BlobInfo;
+  try {
+    blob = await blobs.put(part.file, { contentType, maxBytes: limits.maxFileBytes });
+  } finally {
+    uncut();
+  }
   if (part.file.truncated) {
     await blobs.delete(blob.id);
     throw tooLarge(name, limits.maxFileBytes);

@@ -19,6 +19,8 @@ const SWEEP_BATCH = 500;
 export interface UploadSettings {
   readonly maxBytes: number;
   readonly retentionMs: number;
+  /** How long an upload being received may send nothing (`uploads.idle_timeout_ms`). */
+  readonly idleTimeoutMs: number;
 }
 
 export interface NewUpload {

@@ -1,7 +1,8 @@
 /**
  * HTTP/1.1 over one raw TCP connection, for what fetch cannot do: send a request on a connection
  * that is still busy with another (pipelining), e.g. to reach a server that drains and no longer
- * accepts connections, and see exactly which responses come back on it.
+ * accepts connections, and see exactly which responses come back on it; or send part of a request
+ * and then nothing, as a stalled client does.
  */
 import { connect, type Socket } from 'node:net';
 import { once } from 'node:events';
@@ -45,6 +46,11 @@ export class RawConnection {
     if (body !== '' || method === 'POST') all['content-length'] = String(Buffer.byteLength(body));
     const head = Object.entries(all).map(([k, v]) => `${k}: ${v}\r\n`).join('');
     this.socket.write(`${method} ${path} HTTP/1.1\r\n${head}\r\n${body}`);
+  }
+
+  /** Writes bytes as they are: a request's head, or a part of its body that a client then stops sending. */
+  write(bytes: string | Buffer): void {
+    this.socket.write(bytes);
   }
 
   /** The next response on the connection (bodies with Content-Length or chunked). */

@@ -37,7 +37,7 @@ export function fileRoutes(
   const options = { config: { endpoint: 'files' }, preHandler: limitHeaders };
 
   app.post('/files', options, async (request, reply) => {
-    const form = await receiveForm(request, files.blobs, { maxFileBytes: files.settings.maxBytes, fileFields: ['file'], contentTypes });
+    const form = await receiveForm(request, files.blobs, { maxFileBytes: files.settings.maxBytes, fileFields: ['file'], contentTypes, idleTimeoutMs: files.settings.idleTimeoutMs });
     let kept: FormFile | undefined;
     try {
       // The same file resent under its key matches by its digest, not by the blob it landed in.

@@ -35,8 +35,8 @@ export interface UnaryRouteDeps {
   readonly idempotency: IdempotencyGuardDeps;
   /** `server.public_url`, for asset links. */
   readonly publicUrl: string | undefined;
-  /** Where form files go while a request uses them, and what they may be. */
-  readonly uploads: { readonly blobs: BlobStore; readonly maxBytes: number; readonly contentTypes: ContentTypeFilter };
+  /** Where form files go while a request uses them, what they may be, how long their body may be silent. */
+  readonly uploads: { readonly blobs: BlobStore; readonly maxBytes: number; readonly contentTypes: ContentTypeFilter; readonly idleTimeoutMs: number };
 }
 
 /** An endpoint that takes multipart forms. */
@@ -66,7 +66,8 @@ export function unaryRoutes(app: FastifyInstance, endpoints: readonly UnaryEndpo
       try {
         let fingerprintBody: unknown = request.body;
         if (endpoint.form !== undefined && (endpoint.form.formOnly || isMultipart(request))) {
-          form = await receiveForm(request, deps.uploads.blobs, { maxFileBytes: deps.uploads.maxBytes, fileFields: endpoint.form.fileFields, contentTypes: deps.uploads.contentTypes });
+          const { blobs, maxBytes, contentTypes, idleTimeoutMs } = deps.uploads;
+          form = await receiveForm(request, blobs, { maxFileBytes: maxBytes, fileFields: endpoint.form.fileFields, contentTypes, idleTimeoutMs });
           const bodies = formBodies(form);
           request.body = bodies.body;
           fingerprintBody = bodies.fingerprint;
