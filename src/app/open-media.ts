@@ -38,7 +38,7 @@ export function localBlobsWarning(config: Config): string | null {
 export async function openMedia(config: Config, store: Store, credits: CreditGate, adapters: ReadonlyMap<string, ProviderAdapter>, logger: Logger): Promise<Media> {
   const warning = localBlobsWarning(config);
   if (warning !== null) logger.warn(warning);
-  const assets = new Assets(store, await openBlobStore(config), config.blobs.retention_ms, logger);
+  const assets = new Assets(store, await openBlobStore(config, logger), config.blobs.retention_ms, logger);
   const files = new Files(
     store,
     assets.blobs,

@@ -1,10 +1,20 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { freshSchemaUrl, postgresAvailable } from '../../../test/support/postgres.js';
+import type { Config } from '../../config/schema.js';
+import { createLogger } from '../../logging/logger.js';
 import { blobStoreConformance } from './blob-store.conformance.js';
+import { openBlobStore } from './open-blob-store.js';
 import { openBlobPool } from './postgres-blob-pool.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
+
+const scratch = mkdtempSync(join(tmpdir(), 'tollgate-pg-blobs-test-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 async function openFresh(): Promise<{ store: PostgresBlobStore; admin: pg.Pool; schema: string }> {
   const url = await freshSchemaUrl();
@@ -90,6 +100,27 @@ if (available) {
       for (const source of stalled) source.end(Buffer.alloc(10, 2));
       expect((await Promise.all(puts)).map((info) => (info as { size: number }).size)).toEqual([1010, 1010, 1010]);
       await store.close();
+    });
+
+    it('sweeps the temporary files a crash left in its spool when it opens, once they are an hour old', async () => {
+      const spoolDir = mkdtempSync(join(scratch, 'tmp-'));
+      const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+      const crashed = `tollgate-spool-${randomUUID()}`;
+      const live = `tollgate-spool-${randomUUID()}`;
+      const foreign = 'someone-elses.tmp';
+      for (const name of [crashed, live, foreign]) writeFileSync(join(spoolDir, name), 'x');
+      for (const name of [crashed, foreign]) utimesSync(join(spoolDir, name), old, old);
+      const url = await freshSchemaUrl();
+      // The gateway's spool is the system's temporary directory, TMPDIR.
+      const previous = process.env.TMPDIR;
+      process.env.TMPDIR = spoolDir;
+      try {
+        const store = await openBlobStore({ storage: { url }, blobs: { backend: 'postgres', url } } as Config, createLogger('silent'));
+        expect(readdirSync(spoolDir).sort()).toEqual([foreign, live].sort());
+        await store.close();
+      } finally {
+        process.env.TMPDIR = previous;
+      }
     });
   });
 

@@ -11,6 +11,7 @@
  * else, so a failed put leaves neither a row nor an orphan large object.
  */
 import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
 import type pg from 'pg';
 import { isBlobId, newBlobId } from './blob-id.js';
@@ -18,6 +19,7 @@ import { resolveRange } from './byte-range.js';
 import { MeteredSource } from './metered-source.js';
 import { rechunk } from './rechunk.js';
 import { spool, type Spooled } from './spool.js';
+import { sweepSpool } from './spool-sweep.js';
 import type { BlobInfo, BlobRange, BlobSource, BlobStore, PutOptions } from './types.js';
 import { createIfMissing } from '../postgres/concurrent-ddl.js';
 
@@ -37,15 +39,20 @@ interface BlobRow {
 export interface PostgresBlobStoreOptions {
   /** Whether close() ends the pool (the default: the store owns it, as the SQL store owns its own). */
   endPoolOnClose?: boolean;
+  /** Where puts are received before they are written (default: the system's temporary directory). */
+  spoolDirectory?: string;
 }
 
 export class PostgresBlobStore implements BlobStore {
   private closed = false;
+  private readonly spoolDirectory: string;
 
   constructor(
     private readonly pool: pg.Pool,
     private readonly options: PostgresBlobStoreOptions = {},
-  ) {}
+  ) {
+    this.spoolDirectory = options.spoolDirectory ?? tmpdir();
+  }
 
   /** Creates the table if it is missing; safe to run at every start. */
   async migrate(): Promise<void> {
@@ -63,13 +70,18 @@ export class PostgresBlobStore implements BlobStore {
     await createIfMissing(() => this.pool.query('create index if not exists blobs_created_at_idx on blobs (created_at)'));
   }
 
+  /** Removes the temporary files of puts a crash cut short (see spool-sweep.ts); returns how many. */
+  sweepSpool(): Promise<number> {
+    return sweepSpool(this.spoolDirectory);
+  }
+
   async put(source: BlobSource, options: PutOptions): Promise<BlobInfo> {
     this.assertOpen();
     const meter = new MeteredSource(source, options.maxBytes);
     // The limit and the digest are applied as the bytes arrive, before any connection is taken.
     let spooled: Spooled;
     try {
-      spooled = await spool(meter);
+      spooled = await spool(meter, this.spoolDirectory);
     } catch (err) {
       // The temporary file could not be written (a full disk): the upload's socket is not left open and unread.
       meter.abandon();

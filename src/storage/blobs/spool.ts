@@ -13,6 +13,12 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
+/**
+ * Every spool file is named this and a random UUID, in the directory given (by default the system's
+ * temporary one), so that what a crash left can be told from anything else there (spool-sweep.ts).
+ */
+export const SPOOL_PREFIX = 'tollgate-spool-';
+
 export interface Spooled {
   /** The bytes again, read from the temporary file in chunks of about `chunkBytes`. */
   read(chunkBytes: number): AsyncIterable<Uint8Array>;
@@ -21,7 +27,7 @@ export interface Spooled {
 }
 
 export async function spool(source: AsyncIterable<Uint8Array>, dir = tmpdir()): Promise<Spooled> {
-  const path = join(dir, `tollgate-spool-${randomUUID()}`);
+  const path = join(dir, `${SPOOL_PREFIX}${randomUUID()}`);
   const remove = (): Promise<void> => rm(path, { force: true });
   try {
     await pipeline(Readable.from(source, { objectMode: false }), createWriteStream(path, { flags: 'wx', mode: 0o600 }));
