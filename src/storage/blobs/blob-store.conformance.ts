@@ -3,7 +3,7 @@
  * against a fresh, empty store of its own.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,8 +12,8 @@ import { BlobTooLargeError, type BlobInfo, type BlobStore } from './types.js';
 export interface BlobStoreFixture {
   store: BlobStore;
   /**
-   * How many things the backend holds (files; rows plus large objects), so a test can prove that
-   * a failed put left nothing behind, not even something no id points at.
+   * How many things the backend holds (files; rows plus large objects and temporary files), so a
+   * test can prove that a failed put left nothing behind, not even something no id points at.
    */
   residue(): Promise<number>;
   /** Releases what the fixture holds besides the store; runs after store.close(). */
@@ -21,6 +21,11 @@ export interface BlobStoreFixture {
 }
 
 const MB = 1024 * 1024;
+
+/** The close grace (`closeGraceMs`) every fixture's store is built with: short, so that cutting a put takes little time. */
+export const TEST_CLOSE_GRACE_MS = 500;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export function blobStoreConformance(name: string, open: () => Promise<BlobStoreFixture>): void {
   describe(`BlobStore conformance: ${name}`, () => {
@@ -198,6 +203,50 @@ export function blobStoreConformance(name: string, open: () => Promise<BlobStore
       await store.close();
       await expect(store.putBuffer(randomBytes(10), 'text/plain')).rejects.toThrow(/closed/);
       await expect(store.stat(`blob_${'0'.repeat(24)}`)).rejects.toThrow(/closed/);
+    });
+
+    it('closes once the puts under way have ended, refusing new ones and destroying their source', async () => {
+      const residue = await fixture.residue();
+      const arriving = new PassThrough();
+      arriving.write(randomBytes(100_000));
+      const put = store.put(arriving, { contentType: 'video/mp4', maxBytes: MB });
+      await sleep(50);
+      let closed = false;
+      const closing = store.close().then(() => (closed = true));
+      const late = new PassThrough();
+      await expect(store.put(late, { contentType: 'video/mp4', maxBytes: MB })).rejects.toMatchObject({ code: 'shutting_down', status: 503 });
+      expect(late.destroyed).toBe(true);
+      await expect(store.putBuffer(randomBytes(10), 'text/plain')).rejects.toMatchObject({ code: 'shutting_down' });
+      await sleep(100);
+      expect(closed).toBe(false);
+      arriving.end(randomBytes(100_000));
+      expect(await put).toMatchObject({ size: 200_000 });
+      await closing;
+      // Kept whole: the close did not cut it.
+      expect(await fixture.residue()).toBeGreaterThan(residue);
+    });
+
+    it('cuts the puts still receiving once the close grace has passed: they fail and keep nothing', async () => {
+      const residue = await fixture.residue();
+      const stalled = new PassThrough();
+      stalled.write(randomBytes(50_000));
+      // A generator cannot be destroyed: it is cut while it waits.
+      async function* silent(): AsyncGenerator<Uint8Array> {
+        yield randomBytes(50_000);
+        await new Promise(() => undefined);
+      }
+      const puts = [store.put(stalled, { contentType: 'video/mp4', maxBytes: MB }), store.put(silent(), { contentType: 'video/mp4', maxBytes: MB })].map((put) =>
+        put.catch((err: unknown) => err),
+      );
+      await sleep(50);
+      const started = Date.now();
+      await store.close();
+      const waited = Date.now() - started;
+      expect(waited).toBeGreaterThanOrEqual(TEST_CLOSE_GRACE_MS - 20);
+      expect(waited).toBeLessThan(TEST_CLOSE_GRACE_MS + 2_000);
+      expect(await Promise.all(puts)).toMatchObject([{ code: 'shutting_down' }, { code: 'shutting_down' }]);
+      expect(stalled.destroyed).toBe(true);
+      expect(await fixture.residue()).toBe(residue);
     });
 
     it('streams a 200 MB upload without holding it in memory', async () => {

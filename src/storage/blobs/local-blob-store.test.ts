@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
-import { blobStoreConformance } from './blob-store.conformance.js';
+import { TEST_CLOSE_GRACE_MS, blobStoreConformance } from './blob-store.conformance.js';
 import { LocalBlobStore } from './local-blob-store.js';
 
 const root = await mkdtemp(join(tmpdir(), 'tollgate-blobs-'));
@@ -15,7 +15,7 @@ const freshDirectory = () => join(root, `store-${++n}`);
 blobStoreConformance('local directory', async () => {
   const directory = freshDirectory();
   const list = async () => readdir(directory).catch(() => []);
-  return Promise.resolve({ store: new LocalBlobStore(directory), residue: async () => (await list()).length });
+  return Promise.resolve({ store: new LocalBlobStore(directory, { closeGraceMs: TEST_CLOSE_GRACE_MS }), residue: async () => (await list()).length });
 });
 
 describe('LocalBlobStore', () => {

@@ -7,6 +7,8 @@
  * Both are written under a temporary dot-name and renamed into place once complete, content
  * first (and flushed to disk before its rename), so a crash never leaves a half blob under a real
  * id, and metadata never points at content that is not there. Dot-names can never match an id.
+ * Close waits for the puts under way (puts-in-flight.ts): a process that exits once its store
+ * closed would otherwise cut them halfway.
  */
 import { createReadStream } from 'node:fs';
 import { lstat, mkdir, open, readdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
@@ -15,6 +17,8 @@ import { Readable } from 'node:stream';
 import { isBlobId, newBlobId } from './blob-id.js';
 import { resolveRange } from './byte-range.js';
 import { MeteredSource } from './metered-source.js';
+import { PutsInFlight } from './puts-in-flight.js';
+import { blobStoreClosed } from './store-closed.js';
 import type { BlobInfo, BlobRange, BlobSource, BlobStore, PutOptions } from './types.js';
 
 /**
@@ -27,15 +31,29 @@ const LEFTOVER_GRACE_MS = 60 * 60 * 1000;
 const SIDECAR = /^(blob_[0-9a-f]{24})\.json$/;
 const PARTIAL = /^\.blob_[0-9a-f]{24}(\.json)?\.partial$/;
 
+export interface LocalBlobStoreOptions {
+  /** How long close waits for puts still receiving their bytes before it cuts them (see puts-in-flight.ts). */
+  closeGraceMs?: number;
+}
+
 export class LocalBlobStore implements BlobStore {
   private ready: Promise<void> | undefined;
   private closed = false;
+  private closing: Promise<void> | undefined;
+  private readonly puts = new PutsInFlight();
 
-  constructor(private readonly directory: string) {}
+  constructor(
+    private readonly directory: string,
+    private readonly options: LocalBlobStoreOptions = {},
+  ) {}
 
   async put(source: BlobSource, options: PutOptions): Promise<BlobInfo> {
-    this.assertOpen();
     const meter = new MeteredSource(source, options.maxBytes);
+    return this.puts.run(() => this.write(meter, options.contentType), meter);
+  }
+
+  /** Writes a put's bytes as they arrive, then publishes them under a new id. */
+  private async write(meter: MeteredSource, contentType: string): Promise<BlobInfo> {
     const id = newBlobId();
     const partialContent = join(this.directory, `.${id}.partial`);
     const partialMeta = join(this.directory, `.${id}.json.partial`);
@@ -43,7 +61,7 @@ export class LocalBlobStore implements BlobStore {
       await this.ensureDirectory();
       await writeChunks(partialContent, meter);
       await rename(partialContent, this.contentPath(id));
-      const info: BlobInfo = { id, size: meter.size, sha256: meter.sha256(), contentType: options.contentType, createdAt: Date.now() };
+      const info: BlobInfo = { id, size: meter.size, sha256: meter.sha256(), contentType, createdAt: Date.now() };
       await writeFile(partialMeta, JSON.stringify(info), { flag: 'wx' });
       await rename(partialMeta, this.metaPath(id));
       return info;
@@ -126,9 +144,12 @@ export class LocalBlobStore implements BlobStore {
   }
 
   close(): Promise<void> {
-    // Nothing is held open between calls; reads in progress own their file handles.
-    this.closed = true;
-    return Promise.resolve();
+    // Nothing else is held open between calls; reads in progress own their file handles.
+    this.closing ??= (async () => {
+      this.closed = true;
+      await this.puts.close(this.options.closeGraceMs);
+    })();
+    return this.closing;
   }
 
   /** Removes what a crashed put or delete left: temporary files, content without metadata. */
@@ -175,7 +196,7 @@ export class LocalBlobStore implements BlobStore {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new Error('blob store is closed');
+    if (this.closed) throw blobStoreClosed();
   }
 }
 

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { freshSchemaUrl, postgresAvailable } from '../../../test/support/postgres.js';
 import type { Config } from '../../config/schema.js';
 import { createLogger } from '../../logging/logger.js';
-import { blobStoreConformance } from './blob-store.conformance.js';
+import { TEST_CLOSE_GRACE_MS, blobStoreConformance } from './blob-store.conformance.js';
 import { openBlobStore } from './open-blob-store.js';
 import { openBlobPool } from './postgres-blob-pool.js';
 import { PostgresBlobStore } from './postgres-blob-store.js';
@@ -16,25 +16,27 @@ import { PostgresBlobStore } from './postgres-blob-store.js';
 const scratch = mkdtempSync(join(tmpdir(), 'tollgate-pg-blobs-test-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-async function openFresh(): Promise<{ store: PostgresBlobStore; admin: pg.Pool; schema: string }> {
+async function openFresh(): Promise<{ store: PostgresBlobStore; admin: pg.Pool; schema: string; spoolDirectory: string }> {
   const url = await freshSchemaUrl();
-  const store = new PostgresBlobStore(await openBlobPool(url));
+  const spoolDirectory = mkdtempSync(join(scratch, 'spool-'));
+  const store = new PostgresBlobStore(await openBlobPool(url), { spoolDirectory, closeGraceMs: TEST_CLOSE_GRACE_MS });
   await store.migrate();
   // A pool of the test's own, to look behind the store's back and to clean up after it.
-  return { store, admin: await openBlobPool(url, 1), schema: new URL(url).searchParams.get('schema')! };
+  return { store, admin: await openBlobPool(url, 1), schema: new URL(url).searchParams.get('schema')!, spoolDirectory };
 }
 
 const available = await postgresAvailable();
 if (available) {
   blobStoreConformance('PostgreSQL large objects', async () => {
-    const { store, admin } = await openFresh();
+    const { store, admin, spoolDirectory } = await openFresh();
     return {
       store,
       // Large objects belong to the database, not the schema, so an orphan shows up only in this
-      // database-wide count (nothing else in the project creates large objects).
+      // database-wide count (nothing else in the project creates large objects). A put's temporary
+      // file counts too.
       residue: async () => {
         const { rows } = await admin.query<{ n: string }>('select (select count(*) from blobs) + (select count(*) from pg_largeobject_metadata) as n');
-        return Number(rows[0]!.n);
+        return Number(rows[0]!.n) + readdirSync(spoolDirectory).length;
       },
       // Dropping the schema later would orphan the large objects its rows point at.
       dispose: async () => {

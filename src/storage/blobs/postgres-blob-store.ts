@@ -8,7 +8,8 @@
  * while a client is slow to send), then written in one transaction on one client: create the
  * large object, append each chunk, insert the row, commit. Any failure (limit crossed, source
  * error, lost connection) rolls back, and a rollback discards the large object with everything
- * else, so a failed put leaves neither a row nor an orphan large object.
+ * else, so a failed put leaves neither a row nor an orphan large object. Close waits for the puts
+ * under way (puts-in-flight.ts) before it ends the pool.
  */
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -17,9 +18,11 @@ import type pg from 'pg';
 import { isBlobId, newBlobId } from './blob-id.js';
 import { resolveRange } from './byte-range.js';
 import { MeteredSource } from './metered-source.js';
+import { PutsInFlight } from './puts-in-flight.js';
 import { rechunk } from './rechunk.js';
 import { spool, type Spooled } from './spool.js';
 import { sweepSpool } from './spool-sweep.js';
+import { blobStoreClosed } from './store-closed.js';
 import type { BlobInfo, BlobRange, BlobSource, BlobStore, PutOptions } from './types.js';
 import { createIfMissing } from '../postgres/concurrent-ddl.js';
 
@@ -41,10 +44,14 @@ export interface PostgresBlobStoreOptions {
   endPoolOnClose?: boolean;
   /** Where puts are received before they are written (default: the system's temporary directory). */
   spoolDirectory?: string;
+  /** How long close waits for puts still receiving their bytes before it cuts them (see puts-in-flight.ts). */
+  closeGraceMs?: number;
 }
 
 export class PostgresBlobStore implements BlobStore {
   private closed = false;
+  private closing: Promise<void> | undefined;
+  private readonly puts = new PutsInFlight();
   private readonly spoolDirectory: string;
 
   constructor(
@@ -76,8 +83,17 @@ export class PostgresBlobStore implements BlobStore {
   }
 
   async put(source: BlobSource, options: PutOptions): Promise<BlobInfo> {
-    this.assertOpen();
     const meter = new MeteredSource(source, options.maxBytes);
+    return this.puts.run(() => this.receive(meter, options.contentType), meter);
+  }
+
+  async putBuffer(data: Uint8Array, contentType: string): Promise<BlobInfo> {
+    // Already whole in memory: nothing to wait for while a connection is held.
+    return this.puts.run(() => this.write([data], { size: data.length, sha256: createHash('sha256').update(data).digest('hex'), contentType }));
+  }
+
+  /** Receives a put's bytes whole into a temporary file, then writes them. */
+  private async receive(meter: MeteredSource, contentType: string): Promise<BlobInfo> {
     // The limit and the digest are applied as the bytes arrive, before any connection is taken.
     let spooled: Spooled;
     try {
@@ -88,16 +104,10 @@ export class PostgresBlobStore implements BlobStore {
       throw err;
     }
     try {
-      return await this.write(spooled.read(CHUNK_BYTES), { size: meter.size, sha256: meter.sha256(), contentType: options.contentType });
+      return await this.write(spooled.read(CHUNK_BYTES), { size: meter.size, sha256: meter.sha256(), contentType });
     } finally {
       await spooled.remove();
     }
-  }
-
-  async putBuffer(data: Uint8Array, contentType: string): Promise<BlobInfo> {
-    this.assertOpen();
-    // Already whole in memory: nothing to wait for while a connection is held.
-    return this.write([data], { size: data.length, sha256: createHash('sha256').update(data).digest('hex'), contentType });
   }
 
   /** Writes bytes already received whole, in one transaction. */
@@ -177,11 +187,15 @@ export class PostgresBlobStore implements BlobStore {
     return result.rowCount ?? 0;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    // pool.end() waits for checked-out clients, so a put in progress finishes or fails first.
-    if (this.options.endPoolOnClose ?? true) await this.pool.end();
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.closed = true;
+      // pool.end() waits for checked-out clients, but a put still receiving its bytes holds none
+      // yet, and would find the pool ended: the puts are waited for first.
+      await this.puts.close(this.options.closeGraceMs);
+      if (this.options.endPoolOnClose ?? true) await this.pool.end();
+    })();
+    return this.closing;
   }
 
   private async row(id: string): Promise<BlobRow | undefined> {
@@ -192,7 +206,7 @@ export class PostgresBlobStore implements BlobStore {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new Error('blob store is closed');
+    if (this.closed) throw blobStoreClosed();
   }
 }
 
