@@ -49,9 +49,9 @@ describe('keepLease', () => {
     expect(Date.now() - leasedAt).toBeLessThan(300);
   });
 
-  it('gives the lease up when it ends with renewals unanswered', async () => {
+  it('gives the lease up half a renewal interval before it ends when renewals go unanswered', async () => {
     const lease = keep(() => new Promise<boolean>(() => undefined));
-    await vi.advanceTimersByTimeAsync(299);
+    await vi.advanceTimersByTimeAsync(249);
     expect(lease.lost()).toBeUndefined();
     await vi.advanceTimersByTimeAsync(1);
     expect(lease.lost()?.code).toBe('store_unavailable');
@@ -62,5 +62,38 @@ describe('keepLease', () => {
     lease.stop();
     await vi.advanceTimersByTimeAsync(1_000);
     expect(lease.lost()).toBeUndefined();
+  });
+});
+
+describe('keepLease, a lease not a multiple of three intervals', () => {
+  function keepLong(renew: () => Promise<boolean>): { lostAt: () => number | undefined; stop: () => void } {
+    let at: number | undefined;
+    const stop = keepLease(Date.now() + 10_000, 10_000, { renew, lost: () => (at = Date.now()), renewalFailed: () => undefined });
+    return { lostAt: () => at, stop };
+  }
+
+  it('stops before the lease ends when renewals hang, though no renewal tick falls just before its end', async () => {
+    const lease = keepLong(() => new Promise<boolean>(() => undefined));
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(lease.lostAt()).toBeLessThan(10_000);
+    lease.stop();
+  });
+
+  it('stops after two failed renewals', async () => {
+    let renewals = 0;
+    const lease = keepLong(() => {
+      renewals++;
+      return Promise.reject(new Error('store unreachable'));
+    });
+    await vi.advanceTimersByTimeAsync(6_700);
+    expect({ lostAt: lease.lostAt(), renewals }).toEqual({ lostAt: 6_666, renewals: 2 });
+    lease.stop();
+  });
+
+  it('keeps a lease renewed in time, its deadline moved with each renewal', async () => {
+    const lease = keepLong(() => Promise.resolve(true));
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(lease.lostAt()).toBeUndefined();
+    lease.stop();
   });
 });

@@ -16,36 +16,51 @@ export interface LeaseKeeping {
   renewalFailed(err: unknown): void;
 }
 
-/** Starts keeping a lease held until `heldUntil`; returns the function that stops. */
+/**
+ * Starts keeping a lease held until `heldUntil`; returns the function that stops. The poll is
+ * stopped half a renewal interval before the lease it can count on runs out: by a timer of its
+ * own, not at the renewal ticks, which need not fall just before the end (a lease of 10,000 ms
+ * renewed every 3,333 would otherwise be overrun by a third of it when renewals hang).
+ */
 export function keepLease(heldUntil: number, leaseMs: number, keeping: LeaseKeeping): () => void {
   const every = Math.max(1, Math.floor(leaseMs / 3));
+  const margin = Math.max(1, Math.floor(every / 2));
   let done = false;
-  const lose = (reason: GatewayError): void => {
-    if (done) return;
+  let deadline: NodeJS.Timeout | undefined;
+  const stop = (): void => {
     done = true;
     clearInterval(timer);
+    clearTimeout(deadline);
+  };
+  const lose = (reason: GatewayError): void => {
+    if (done) return;
+    stop();
     keeping.lost(reason);
   };
   const unconfirmed = (): GatewayError => new GatewayError('store_unavailable', "The video job's lease could not be renewed before it may have run out.");
+  const armDeadline = (): void => {
+    clearTimeout(deadline);
+    deadline = setTimeout(() => lose(unconfirmed()), Math.max(0, heldUntil - margin - Date.now()));
+  };
   const timer = setInterval(() => {
-    // A renewal still unanswered (the store hangs) must not let the poll outlive its lease either.
-    if (Date.now() >= heldUntil) return lose(unconfirmed());
     const until = Date.now() + leaseMs;
     keeping.renew(until).then(
       (held) => {
-        if (held) heldUntil = Math.max(heldUntil, until);
-        else lose(new GatewayError('video_not_found', 'The job was cancelled or taken over while it was polled.'));
+        if (done) return;
+        if (!held) return lose(new GatewayError('video_not_found', 'The job was cancelled or taken over while it was polled.'));
+        if (until > heldUntil) {
+          heldUntil = until;
+          armDeadline();
+        }
       },
       (err: unknown) => {
         if (done) return;
         keeping.renewalFailed(err);
         // The next renewal would come too late: stop while the lease surely still holds.
-        if (Date.now() + every >= heldUntil) lose(unconfirmed());
+        if (Date.now() + every >= heldUntil - margin) lose(unconfirmed());
       },
     );
   }, every);
-  return () => {
-    done = true;
-    clearInterval(timer);
-  };
+  armDeadline();
+  return stop;
 }

@@ -367,3 +367,31 @@ async function* abortable(body: AsyncIterable<Uint8Array>, ref: VideoJobRef): As
   }
   if (ref.signal.aborted) throw ref.signal.reason;
 }
+describe('video poller: the store failing after a download', () => {
+  it('a store error recording a completed download is not a failed download (job not failed, not refunded)', async () => {
+    const job = await jobOn('up', 1_000);
+    const started = Date.now();
+    // Downloads fail (500) for 250 ms, then succeed.
+    const content = (): Promise<VideoContent> => {
+      return Date.now() - started < 250
+        ? Promise.reject(new GatewayError('upstream_error', 'The provider answered 500.'))
+        : Promise.resolve({ contentType: 'video/mp4', body: chunks(3, 0) });
+    };
+    let completedWritesFailed = 0;
+    const flaky = new Proxy(store, {
+      get(target, name, receiver) {
+        if (name !== 'updateVideoJob') return Reflect.get(target, name, receiver) as unknown;
+        return (...args: Parameters<Store['updateVideoJob']>) => {
+          // One transient store error on the write that records the finished video.
+          if (args[1].status === 'completed' && completedWritesFailed++ === 0) return Promise.reject(new Error('connection reset'));
+          return target.updateVideoJob(...args);
+        };
+      },
+    });
+    refundsMoved = 0;
+    startPoller({ up: adapterOf('up', { content }) }, { giveUpAfterMs: 200 }, flaky);
+    await until(async () => ['completed', 'failed'].includes((await statusOf(job.id))!), 5_000);
+    const final = await store.getVideoJob(job.id);
+    expect({ status: final?.status, code: final?.errorCode, refundsMoved, completedWritesFailed, balance: (await store.getAccount('acct'))?.balanceMicros }).toEqual({ status: 'completed', code: null, refundsMoved: 0, completedWritesFailed: 2, balance: 0 });
+  });
+});

@@ -134,10 +134,16 @@ export class VideoPoller {
         const stalled = (): void => call.abort(new GatewayError('upstream_timeout', `The video download sent nothing for ${this.settings.idleTimeoutMs} ms.`));
         const body = untilSilent(content.body, this.settings.idleTimeoutMs, stalled);
         const asset = await this.assets.saveStream(job.accountId, job.requestId, body, content.contentType || 'video/mp4', this.settings.maxBytes);
+        // Downloaded: a failure from here on is the store's, not the upstream's.
+        downloadFrom = undefined;
         const now = Date.now();
-        const done = await this.update(job, { status: 'completed', progress: 100, assetId: asset.id, completedAt: now });
-        // Cancelled, or taken by another poll, while it downloaded: this copy is nobody's.
-        if (!done) await this.assets.delete(asset.id);
+        let done = false;
+        try {
+          done = await this.update(job, { status: 'completed', progress: 100, assetId: asset.id, completedAt: now });
+        } finally {
+          // Cancelled, taken by another poll, or not recorded: this copy is nobody's.
+          if (!done) await this.assets.delete(asset.id).catch(() => undefined);
+        }
       } else {
         await this.update(job, { status: upstream.status, progress: Math.min(99, Math.max(job.progress, Math.round(upstream.progress))) });
       }
