@@ -99,7 +99,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     const unary = new UnaryService(pipeline);
     // Access lines are info-level: a configured level above info turns them off with the rest.
     const accessLog = config.log.requests && ['info', 'debug', 'trace'].includes(config.log.level) ? new AccessLogWriter(options.accessLogStream) : null;
-    shedder = new LoadShedder({ maxInFlight: config.server.max_in_flight, maxEventLoopDelayMs: config.server.max_event_loop_delay_ms, logger });
+    shedder = new LoadShedder({ maxInFlight: config.server.max_in_flight, maxEventLoopDelayMs: config.server.max_event_loop_delay_ms, logger, bodyIdleTimeoutMs: config.server.body_idle_timeout_ms });
     const openShedder = shedder;
     if (metrics !== null) shedder.onShed = (reason) => metrics.shed.labels(reason).inc();
     const work = new InFlightWork(shedder);
@@ -126,7 +126,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
       assets: media.assets,
       files: media.files,
       videos: media.videos,
-      uploads: { blobs: media.assets.blobs, maxBytes: parseSize(config.uploads.max_bytes), contentTypes: media.contentTypes, idleTimeoutMs: config.uploads.idle_timeout_ms },
+      uploads: { blobs: media.assets.blobs, maxBytes: parseSize(config.uploads.max_bytes), contentTypes: media.contentTypes, idleTimeoutMs: config.server.body_idle_timeout_ms },
       assetRetentionMs: config.blobs.retention_ms,
       publicUrl: config.server.public_url,
       limits: new ModelLimits(limits.limiter, plans),

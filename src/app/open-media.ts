@@ -42,7 +42,7 @@ export async function openMedia(config: Config, store: Store, credits: CreditGat
   const files = new Files(
     store,
     assets.blobs,
-    { maxBytes: parseSize(config.uploads.max_bytes), retentionMs: config.uploads.retention_ms ?? config.blobs.retention_ms, idleTimeoutMs: config.uploads.idle_timeout_ms },
+    { maxBytes: parseSize(config.uploads.max_bytes), retentionMs: config.uploads.retention_ms ?? config.blobs.retention_ms, idleTimeoutMs: config.server.body_idle_timeout_ms },
     logger,
   );
   const videos = new VideoJobs(store, assets, credits, adapters, config.videos.poll_interval_ms, logger);

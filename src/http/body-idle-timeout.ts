@@ -1,5 +1,5 @@
 /**
- * The idle timeout of a multipart body being received (`uploads.idle_timeout_ms`). Node's request
+ * The idle timeout of a multipart body being received (`server.body_idle_timeout_ms`). Node's request
  * timeout is off, since a large upload on a slow link may rightly take long; without this, a client
  * that sent its headers and then nothing, or stopped halfway through its file, held its connection,
  * an in-flight slot and its upload's temporary file for as long as it kept the connection open.

@@ -15,6 +15,7 @@ import { GatewayError, envelopeJson, errorHeaders } from '../errors/index.js';
 import { newRequestId } from './request-id.js';
 import { ArrivedMessage } from './request-timing.js';
 import { CONFORMANCE_SERVER_OPTIONS, ignoringExpectations, requiringHost } from './http-conformance.js';
+import { StalledBodies } from './stalled-bodies.js';
 
 /** The event-loop monitor's sampling timer (ms); its own period is taken off what it measures. */
 const RESOLUTION_MS = 10;
@@ -26,6 +27,8 @@ export interface LoadShedderOptions {
   logger: Logger;
   /** How often the event-loop delay is read and the monitor reset (default 1000 ms). */
   sampleEveryMs?: number;
+  /** How long a request body may send nothing before it is ended with 408 (default 30 s; see stalled-bodies.ts). */
+  bodyIdleTimeoutMs?: number;
 }
 
 /** What Fastify's `serverFactory` option takes. */
@@ -74,6 +77,7 @@ export class LoadShedder {
   private shedForDelay = 0;
   private closeIdleScheduled = false;
   private idleWaiter: (() => void) | null = null;
+  private readonly stalledBodies: StalledBodies;
 
   constructor(options: LoadShedderOptions) {
     this.maxInFlight = options.maxInFlight;
@@ -88,6 +92,7 @@ export class LoadShedder {
     this.histogram.enable();
     this.timer = setInterval(() => this.sample(), options.sampleEveryMs ?? 1_000);
     this.timer.unref();
+    this.stalledBodies = new StalledBodies(options.bodyIdleTimeoutMs ?? 30_000);
   }
 
   /** Requests being handled now (probes left out). */
@@ -109,6 +114,7 @@ export class LoadShedder {
     if (typeof options.requestTimeout === 'number') server.requestTimeout = options.requestTimeout;
     if (typeof options.connectionTimeout === 'number') server.setTimeout(options.connectionTimeout);
     if (typeof options.maxRequestsPerSocket === 'number' && options.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
+    this.stalledBodies.watch(server);
     this.servers.push(server);
     return server;
   };
@@ -117,6 +123,7 @@ export class LoadShedder {
   listener(handler: RequestListener): RequestListener {
     return (req, res) => {
       if (isProbe(req.url)) return handler(req, res);
+      this.stalledBodies.carries(req);
       if (this.refusing || this.inFlightCount >= this.maxInFlight) return this.refuse(req, res);
       this.inFlightCount++;
       res.on('close', this.onResponseClose);
@@ -226,6 +233,7 @@ export class LoadShedder {
   /** Stops the event-loop monitor. */
   stop(): void {
     clearInterval(this.timer);
+    this.stalledBodies.stop();
     this.histogram.disable();
   }
 }

@@ -2,7 +2,7 @@
  * Receives a multipart/form-data request: text fields are kept, each file part is streamed into
  * the blob store as it arrives (never held whole in memory) with the upload size limit enforced
  * while it streams, so that a file over the limit is refused the moment it crosses it, and
- * nothing of it is kept; likewise a body that stops arriving (`uploads.idle_timeout_ms`). The caller
+ * nothing of it is kept; likewise a body that stops arriving (`server.body_idle_timeout_ms`). The caller
  * must `discard()` the files it does not keep.
  */
 import type { FastifyRequest } from 'fastify';
@@ -32,7 +32,7 @@ export interface FormLimits {
   /** The fields that may carry a file; any other file part is refused. */
   readonly fileFields: readonly string[];
   readonly contentTypes: ContentTypeFilter;
-  /** How long the body may send nothing before it is given up with 408 (`uploads.idle_timeout_ms`). */
+  /** How long the body may send nothing before it is given up with 408 (`server.body_idle_timeout_ms`). */
   readonly idleTimeoutMs: number;
 }
 

@@ -19,7 +19,7 @@ const SWEEP_BATCH = 500;
 export interface UploadSettings {
   readonly maxBytes: number;
   readonly retentionMs: number;
-  /** How long an upload being received may send nothing (`uploads.idle_timeout_ms`). */
+  /** How long an upload being received may send nothing (`server.body_idle_timeout_ms`). */
   readonly idleTimeoutMs: number;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Uploads that stop arriving (`uploads.idle_timeout_ms`), black box over raw connections: a client
+ * Uploads that stop arriving (`server.body_idle_timeout_ms`), black box over raw connections: a client
  * that sends its headers and then nothing, or stops halfway through its file, is answered 408
  * `request_body_timeout` once its body has been silent for the timeout; nothing of the upload is
  * kept (no blob, no file, no temporary file) and its connection and in-flight slot are given back.
@@ -63,8 +63,7 @@ describe.each(backends)('an upload that stops arriving, blobs on $name', ({ name
       config: {
         ...storage,
         // One request in flight at a time: a stalled upload holding its slot shows at once.
-        server: { max_in_flight: 1 },
-        uploads: { idle_timeout_ms: IDLE_MS },
+        server: { max_in_flight: 1, body_idle_timeout_ms: IDLE_MS },
         models: [
           { id: 'whisper', capabilities: ['transcription'], context_window: 4096, routes: [{ provider: 'mock', model: 'whisper-1' }] },
           { id: 'sora', capabilities: ['video'], context_window: 4096, routes: [{ provider: 'mock', model: 'sora-2' }] },
