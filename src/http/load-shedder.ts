@@ -123,10 +123,23 @@ export class LoadShedder {
   listener(handler: RequestListener): RequestListener {
     return (req, res) => {
       if (isProbe(req.url)) return handler(req, res);
-      this.stalledBodies.carries(req);
       if (this.refusing || this.inFlightCount >= this.maxInFlight) return this.refuse(req, res);
       this.inFlightCount++;
-      res.on('close', this.onResponseClose);
+      if (res.socket === null) {
+        // Pipelined behind another answer: if the connection dies first, this one never emits 'close'.
+        const socket = req.socket;
+        let held = true;
+        const release = (): void => {
+          if (!held) return;
+          held = false;
+          socket.removeListener('close', release);
+          this.onResponseClose();
+        };
+        res.on('close', release);
+        socket.once('close', release);
+      } else {
+        res.on('close', this.onResponseClose);
+      }
       handler(req, res);
     };
   }

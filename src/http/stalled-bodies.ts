@@ -5,21 +5,23 @@
  * of the instance's `max_in_flight` slots for as long as it kept the connection open: a few
  * thousand such clients, buggy or hostile, and every other caller is refused 503.
  *
- * No timer or listener per request: one sweep a second (a quarter of the timeout when that is
- * shorter) over the open connections, each of which knows the request it carries, compares the
- * connection's byte count with the last sweep's. Only the client's silence counts: bytes that
- * arrived and wait for the gateway to read them (a key looked up in the store first) mean the
- * wait is the gateway's. Multipart bodies are left to their own reader (multipart-form.ts), which
+ * Nothing per request: one sweep a second (a quarter of the timeout when that is shorter) over
+ * the open connections compares each connection's byte count with the last sweep's while the
+ * request its parser is receiving (Node's own record of it, `socket.parser.incoming`: right for
+ * pipelined requests and the probe paths too, and no store on the hot path) is incomplete. Only
+ * the client's silence counts: bytes that arrived and wait for the gateway to read them (a key
+ * looked up in the store first), a connection Node paused (answers queued behind a slow one), or
+ * bytes that waited in the kernel while the event loop was blocked mean the wait is the gateway's. Multipart bodies are left to their own reader (multipart-form.ts), which
  * applies the same timeout and also discards what the upload stored.
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../errors/index.js';
 
-const CARRIES = Symbol('tollgate.carries');
 const MAX_SWEEP_EVERY_MS = 1_000;
 
-type Connection = Socket & { [CARRIES]?: IncomingMessage };
+/** Node's HTTP server keeps the connection's parser on the socket (internal, stable since Node 0.x; absent: nothing is swept). */
+type Connection = Socket & { parser?: { incoming?: IncomingMessage | null } | null };
 
 interface Quiet {
   readonly req: IncomingMessage;
@@ -32,6 +34,8 @@ export class StalledBodies {
   /** Connections whose request body was incomplete at the last sweep, with what they had read then. */
   private readonly quiet = new Map<Connection, Quiet>();
   private readonly timer: NodeJS.Timeout;
+  /** Requests already failed with the 408: left to close after their answer, never destroyed on top. */
+  private readonly failed = new WeakSet<IncomingMessage>();
 
   constructor(private readonly idleMs: number) {
     this.timer = setInterval(() => this.sweep(), Math.max(1, Math.min(MAX_SWEEP_EVERY_MS, Math.floor(idleMs / 4))));
@@ -49,11 +53,6 @@ export class StalledBodies {
     });
   }
 
-  /** Notes the request a connection now carries (one property store per request). */
-  carries(req: IncomingMessage): void {
-    (req.socket as Connection)[CARRIES] = req;
-  }
-
   stop(): void {
     clearInterval(this.timer);
   }
@@ -61,19 +60,28 @@ export class StalledBodies {
   private sweep(): void {
     const now = performance.now();
     for (const socket of this.connections) {
-      const req = socket[CARRIES];
-      if (req === undefined || req.complete || req.destroyed || isMultipart(req)) {
+      const req = socket.parser?.incoming ?? undefined;
+      if (req === undefined || req.complete || req.destroyed || this.failed.has(req) || isMultipart(req)) {
         this.quiet.delete(socket);
         continue;
       }
       const seen = this.quiet.get(socket);
-      if (seen === undefined || seen.req !== req || seen.bytesRead !== socket.bytesRead || req.readableLength > 0) {
+      if (seen === undefined || seen.req !== req || seen.bytesRead !== socket.bytesRead || req.readableLength > 0 || socket.isPaused()) {
         this.quiet.set(socket, { req, bytesRead: socket.bytesRead, since: now });
         continue;
       }
       if (now - seen.since < this.idleMs) continue;
-      this.quiet.delete(socket);
-      this.end(req);
+      // Judged after the poll phase: bytes that waited in the kernel while the loop was blocked count.
+      setImmediate(() => {
+        if (this.quiet.get(socket) !== seen || socket.bytesRead !== seen.bytesRead || req.complete || req.destroyed || req.readableLength > 0) return;
+        this.quiet.delete(socket);
+        try {
+          this.end(req);
+        } catch (err) {
+          // A listener of the request threw: that request is lost, not the process or the sweep.
+          req.destroy(err instanceof Error ? err : undefined);
+        }
+      });
     }
   }
 
@@ -83,6 +91,7 @@ export class StalledBodies {
    */
   private end(req: IncomingMessage): void {
     if (req.listenerCount('data') > 0 && req.listenerCount('error') > 0) {
+      this.failed.add(req);
       req.emit('error', new GatewayError('request_body_timeout', `No byte of the request body arrived for ${this.idleMs} ms.`));
     } else {
       req.destroy();
