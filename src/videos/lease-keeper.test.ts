@@ -97,3 +97,21 @@ describe('keepLease, a lease not a multiple of three intervals', () => {
     lease.stop();
   });
 });
+
+describe('keepLease, a slow store', () => {
+  it('starts no renewal while one is under way, so that none can commit after a later one', async () => {
+    const untils: number[] = [];
+    const stop = keepLease(Date.now() + 300, 300, {
+      // Each renewal takes 120 ms, longer than the 100 ms between two.
+      renew: (until) => {
+        untils.push(until);
+        return new Promise((resolve) => setTimeout(() => resolve(true), 120));
+      },
+      lost: () => undefined,
+      renewalFailed: () => undefined,
+    });
+    await vi.advanceTimersByTimeAsync(1_000);
+    stop();
+    expect(untils).toEqual([400, 600, 800, 1_000, 1_200]);
+  });
+});

@@ -42,9 +42,13 @@ export function keepLease(heldUntil: number, leaseMs: number, keeping: LeaseKeep
     clearTimeout(deadline);
     deadline = setTimeout(() => lose(unconfirmed()), Math.max(0, heldUntil - margin - Date.now()));
   };
+  // One renewal at a time: two under way could commit out of order and leave the earlier time.
+  let renewing = false;
   const timer = setInterval(() => {
+    if (renewing) return;
+    renewing = true;
     const until = Date.now() + leaseMs;
-    keeping.renew(until).then(
+    keeping.renew(until).finally(() => (renewing = false)).then(
       (held) => {
         if (done) return;
         if (!held) return lose(new GatewayError('video_not_found', 'The job was cancelled or taken over while it was polled.'));
