@@ -42,29 +42,42 @@ export function keepLease(heldUntil: number, leaseMs: number, keeping: LeaseKeep
     clearTimeout(deadline);
     deadline = setTimeout(() => lose(unconfirmed()), Math.max(0, heldUntil - margin - Date.now()));
   };
-  // One renewal at a time: two under way could commit out of order and leave the earlier time.
+  // One renewal at a time: two under way could commit out of order and leave the earlier time. A
+  // tick that finds one under way renews as soon as it ends, so that a slow store keeps the pace.
   let renewing = false;
-  const timer = setInterval(() => {
-    if (renewing) return;
+  let due = false;
+  const renew = (): void => {
+    if (renewing) {
+      due = true;
+      return;
+    }
     renewing = true;
+    due = false;
     const until = Date.now() + leaseMs;
-    keeping.renew(until).finally(() => (renewing = false)).then(
-      (held) => {
-        if (done) return;
-        if (!held) return lose(new GatewayError('video_not_found', 'The job was cancelled or taken over while it was polled.'));
-        if (until > heldUntil) {
-          heldUntil = until;
-          armDeadline();
-        }
-      },
-      (err: unknown) => {
-        if (done) return;
-        keeping.renewalFailed(err);
-        // The next renewal would come too late: stop while the lease surely still holds.
-        if (Date.now() + every >= heldUntil - margin) lose(unconfirmed());
-      },
-    );
-  }, every);
+    keeping
+      .renew(until)
+      .then(
+        (held) => {
+          if (done) return;
+          if (!held) return lose(new GatewayError('video_not_found', 'The job was cancelled or taken over while it was polled.'));
+          if (until > heldUntil) {
+            heldUntil = until;
+            armDeadline();
+          }
+        },
+        (err: unknown) => {
+          if (done) return;
+          keeping.renewalFailed(err);
+          // The next renewal would come too late: stop while the lease surely still holds.
+          if (Date.now() + every >= heldUntil - margin) lose(unconfirmed());
+        },
+      )
+      .finally(() => {
+        renewing = false;
+        if (due && !done) renew();
+      });
+  };
+  const timer = setInterval(renew, every);
   armDeadline();
   return stop;
 }
