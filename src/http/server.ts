@@ -192,7 +192,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
           ],
           unaryDeps,
         );
-        fileRoutes(forms, deps.files, deps.uploads.contentTypes, accessLog, deps.idempotency, limitHeaders);
+        fileRoutes(forms, deps.files, deps.uploads.contentTypes, accessLog, deps.idempotency, limitHeaders, deps.work);
       });
       videoRoutes(v1, deps.videos, deps.assets, deps.assetRetentionMs, accessLog, deps.idempotency, limitHeaders);
       assetRoutes(v1, deps.assets, accessLog, deps.publicUrl, limitHeaders);

@@ -18,6 +18,7 @@ import { REPLAYED, runIdempotent, type IdempotencyGuardDeps } from '../idempoten
 import { sendContent } from '../send-content.js';
 import { listBody, listPageOf } from '../list-query.js';
 import type { LimitHeadersHook } from '../tier-limit-headers.js';
+import type { InFlightWork } from '../in-flight-work.js';
 
 interface FileParams {
   file_id: string;
@@ -33,10 +34,22 @@ export function fileRoutes(
   accessLog: AccessLog,
   idempotency: IdempotencyGuardDeps,
   limitHeaders: LimitHeadersHook,
+  work: InFlightWork,
 ): void {
   const options = { config: { endpoint: 'files' }, preHandler: limitHeaders };
 
   app.post('/files', options, async (request, reply) => {
+    // Counted as running work: a drain that cuts the upload's connection waits for the handler to
+    // discard what it stored before the stores close.
+    work.begin();
+    try {
+      return await upload(request, reply);
+    } finally {
+      work.end();
+    }
+  });
+
+  async function upload(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const form = await receiveForm(request, files.blobs, { maxFileBytes: files.settings.maxBytes, fileFields: ['file'], contentTypes, idleTimeoutMs: files.settings.idleTimeoutMs });
     let kept: FormFile | undefined;
     try {
@@ -59,7 +72,7 @@ export function fileRoutes(
     } finally {
       await form.discard(kept === undefined ? [] : [kept]);
     }
-  });
+  }
 
   app.get('/files', options, async (request, reply) => {
     const page = listPageOf(request.query);
