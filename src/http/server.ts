@@ -20,6 +20,7 @@ import { newRequestId } from './request-id.js';
 import { tierLimitHeaders } from './tier-limit-headers.js';
 import { sendError } from './send-error.js';
 import { parseJsonBody } from './json-body.js';
+import { discardRestOfBody } from './discard-body.js';
 import { accessLogFor } from './access-log.js';
 import { chatRoutes } from './routes/chat.js';
 import { responseRoutes } from './routes/responses.js';
@@ -136,9 +137,18 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
     if (error.status === 500) logger.error({ err, request_id: request.id }, 'unexpected fault');
     else if (error.code === 'store_unavailable') logger.warn({ err: error.cause, request_id: request.id }, 'the store did not answer');
     auditOf(request).errorCode = error.code;
-    // Refused before its body was read (an upload over the limit): close the connection rather
-    // than read the rest of a large body only to throw it away.
-    if (!request.raw.complete) reply.header('connection', 'close');
+    // Refused before its body was read (over the limit, a wrong key): the rest is read and thrown
+    // away so that the client gets this answer (discard-body.ts); a client that stopped sending it
+    // has its connection closed.
+    if (!request.raw.complete) {
+      if (error.code === 'request_body_timeout') {
+        reply.header('connection', 'close');
+      } else {
+        // Fastify asks to close after any body parser error; the rest is read instead.
+        reply.removeHeader('connection');
+        discardRestOfBody(request.raw);
+      }
+    }
     sendError(reply, error);
     accessLog(reply, error.status);
     return reply;

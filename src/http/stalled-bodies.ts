@@ -17,6 +17,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { GatewayError } from '../errors/index.js';
+import { isDiscarding } from './discard-body.js';
 
 const MAX_SWEEP_EVERY_MS = 1_000;
 
@@ -90,7 +91,10 @@ export class StalledBodies {
    * connection, the body being incomplete); with no reader yet, the connection is closed.
    */
   private end(req: IncomingMessage): void {
-    if (req.listenerCount('data') > 0 && req.listenerCount('error') > 0) {
+    if (isDiscarding(req)) {
+      // Answered already (its rest was being thrown away): only the connection is left to close.
+      req.socket?.destroy();
+    } else if (req.listenerCount('data') > 0 && req.listenerCount('error') > 0) {
       this.failed.add(req);
       req.emit('error', new GatewayError('request_body_timeout', `No byte of the request body arrived for ${this.idleMs} ms.`));
     } else {
