@@ -48,7 +48,16 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
     err.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' :
     err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'The request was not received in time.' :
     undefined;
-  const error = new GatewayError('bad_http_request', message);
+  answerOnSocket(socket, new GatewayError('bad_http_request', message));
+}
+
+/** A CONNECT request (Node hands it over as a bare socket): refused, as a proxy request the gateway does not serve. */
+export function answerConnect(_req: unknown, socket: Socket): void {
+  answerOnSocket(socket, new GatewayError('bad_http_request', 'CONNECT is not supported: this is an API gateway, not a proxy.'));
+}
+
+/** Writes a 400 in the envelope straight to the socket, then closes it. */
+function answerOnSocket(socket: Socket, error: GatewayError): void {
   const body = envelopeJson(error);
   const headers = { 'x-request-id': newRequestId(), 'content-length': String(Buffer.byteLength(body)), connection: 'close', ...errorHeaders(error) };
   const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');

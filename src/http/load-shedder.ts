@@ -16,6 +16,7 @@ import { newRequestId } from './request-id.js';
 import { ArrivedMessage } from './request-timing.js';
 import { CONFORMANCE_SERVER_OPTIONS, ignoringExpectations, requiringHost } from './http-conformance.js';
 import { StalledBodies } from './stalled-bodies.js';
+import { answerConnect } from './framework-errors.js';
 
 /** The event-loop monitor's sampling timer (ms); its own period is taken off what it measures. */
 const RESOLUTION_MS = 10;
@@ -109,6 +110,8 @@ export class LoadShedder {
     const listener = requiringHost(this.listener(handler));
     const server = createServer({ ...CONFORMANCE_SERVER_OPTIONS, IncomingMessage: ArrivedMessage }, listener);
     ignoringExpectations(server, listener);
+    // Without a listener Node drops a CONNECT without a word; it gets its enveloped 400 instead.
+    server.on('connect', answerConnect);
     // What Fastify applies to the servers it makes itself, and not to a factory's.
     if (typeof options.keepAliveTimeout === 'number') server.keepAliveTimeout = options.keepAliveTimeout;
     if (typeof options.requestTimeout === 'number') server.requestTimeout = options.requestTimeout;
