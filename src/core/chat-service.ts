@@ -15,6 +15,7 @@ import { estimateMessagesTokens } from '../protocol/token-estimate.js';
 import { chatTokenBound, type TokenBound } from '../protocol/token-bound.js';
 import type { LimitPlans } from '../limits/plan.js';
 import type { Admission, RateLimiter } from '../limits/types.js';
+import { overTokenLimit } from '../limits/over-token-limit.js';
 import { outcomeOf, type Billing, type BilledRequest } from '../billing/billing.js';
 import type { CreditHold } from '../billing/types.js';
 import type { Router, RouteTarget } from '../routing/router.js';
@@ -110,7 +111,10 @@ export class ChatService {
       startedAt: Date.now(),
     };
     try {
-      if (plan.tokensPerMinute !== null && bound.total > plan.tokensPerMinute.limit) throw tooManyTokens(bound, plan.tokensPerMinute.limit, request.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens');
+      if (plan.tokensPerMinute !== null && bound.total > plan.tokensPerMinute.limit) {
+        const outputField = request.max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
+        throw await overTokenLimit(this.options.limiter, principal.key.id, plan, tooManyTokensMessage(bound, plan.tokensPerMinute.limit, outputField), bound.output >= bound.prompt ? outputField : 'messages');
+      }
       // The memory backends answer synchronously: an await of a plain value still costs two promises and a turn.
       const admitted = this.options.limiter.admit({ keyId: principal.key.id, requestId: ctx.requestId, plan, tokens: plan.tokensPerMinute === null ? 0 : bound.total });
       admission = admitted instanceof Promise ? await admitted : admitted;
@@ -342,12 +346,8 @@ class StreamTally {
   }
 }
 
-function tooManyTokens(bound: TokenBound, limit: number, outputField: string): GatewayError {
-  return new GatewayError(
-    'request_exceeds_token_limit',
-    `This request may use up to ${bound.total} tokens (prompt at most ${bound.prompt} by its size, output at most ${bound.output}), more than this key's limit of ${limit} tokens per minute, so it can never be admitted. Lower ${outputField} or shorten the messages.`,
-    { param: bound.output >= bound.prompt ? outputField : 'messages' },
-  );
+function tooManyTokensMessage(bound: TokenBound, limit: number, outputField: string): string {
+  return `This request may use up to ${bound.total} tokens (prompt at most ${bound.prompt} by its size, output at most ${bound.output}), more than this key's limit of ${limit} tokens per minute, so it can never be admitted. Lower ${outputField} or shorten the messages.`;
 }
 
 /** Rules that need the model: capabilities, the output cap and the context window. */

@@ -5,6 +5,7 @@
  * deadlines, then settle the limits and the charge (and the Idempotency-Key record) once. An
  * operation says what is particular to its endpoint: validation, needs, token bound, the call.
  */
+import { overTokenLimit } from '../limits/over-token-limit.js';
 import { GatewayError } from '../errors/index.js';
 import type { Principal } from '../auth/principal.js';
 import type { ModelCatalog } from '../catalog/model-catalog.js';
@@ -140,11 +141,8 @@ export class UnaryService {
     let hold: CreditHold | null;
     try {
       if (plan.tokensPerMinute !== null && total > plan.tokensPerMinute.limit) {
-        throw new GatewayError(
-          'request_exceeds_token_limit',
-          `This request may use up to ${total} tokens, more than this key's limit of ${plan.tokensPerMinute.limit} tokens per minute, so it can never be admitted. Shorten ${operation.sizeParam}.`,
-          { param: operation.sizeParam },
-        );
+        const message = `This request may use up to ${total} tokens, more than this key's limit of ${plan.tokensPerMinute.limit} tokens per minute, so it can never be admitted. Shorten ${operation.sizeParam}.`;
+        throw await overTokenLimit(limiter, principal.key.id, plan, message, operation.sizeParam);
       }
       const admitted = limiter.admit({ keyId: principal.key.id, requestId: ctx.requestId, plan, tokens: plan.tokensPerMinute === null ? 0 : total });
       admission = admitted instanceof Promise ? await admitted : admitted;

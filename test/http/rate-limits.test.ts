@@ -196,14 +196,21 @@ describe.each(['memory', 'redis'] as const)('rate limits on %s', (backend) => {
     await eventually(async () => expect((await limitsOf(gw)).tokens_per_minute?.remaining).toBe(2000 - 2 * usage));
 
     const tooBig = await chat(gw, { max_tokens: 1000, messages: [{ role: 'user', content: 'x'.repeat(1500) }] });
-    expect(tooBig.status).toBe(400);
+    // A 429 like any limit exceeded (spec 8), with its headers, but one that no wait cures: the SDKs are told not to resend.
+    expect(tooBig.status).toBe(429);
     const refusal = await errorOf(tooBig);
-    expect(refusal.body.error).toMatchObject({ type: 'invalid_request_error', code: 'request_exceeds_token_limit', param: 'messages' });
+    expect(refusal.body.error).toMatchObject({ type: 'rate_limit_error', code: 'request_exceeds_token_limit', param: 'messages' });
     expect(refusal.body.error.message).toContain('2000 tokens per minute');
+    expect(tooBig.headers.get('x-should-retry')).toBe('false');
+    expect(Number(tooBig.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    for (const header of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens']) {
+      expect([header, tooBig.headers.get(header)]).toEqual([header, expect.stringMatching(/^\d+$/)]);
+    }
+    expect(tooBig.headers.get('x-ratelimit-limit-tokens')).toBe('2000');
     // The output cap's field, as the request named it, or max_tokens when it set none.
     for (const [body, param] of [[{ max_tokens: undefined }, 'max_tokens'], [{ max_tokens: undefined, max_completion_tokens: 5000 }, 'max_completion_tokens']] as const) {
       const { status, body: answer } = await errorOf(await chat(gw, { model: 'firehose-chat', ...body }));
-      expect([status, answer.error.code, answer.error.param]).toEqual([400, 'request_exceeds_token_limit', param]);
+      expect([status, answer.error.code, answer.error.param]).toEqual([429, 'request_exceeds_token_limit', param]);
     }
   });
 
