@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from 'node:net';
 import { errorOf, isEnvelope, startGateway, type RunningGateway } from '../support/gateway-harness.js';
+import { RawConnection } from '../support/raw-http.js';
 
 let gw: RunningGateway;
 let auth: Record<string, string>;
@@ -123,6 +124,21 @@ describe('X-Request-Id and the envelope on every path', () => {
     const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
     expect(isEnvelope(body)).toBe(true);
     expect(body.error).toMatchObject({ type: 'invalid_request_error', code: 'request_too_large' });
+  });
+
+  it('reads a refused body to its end, so that the same connection carries the next request', async () => {
+    const conn = await RawConnection.open(gw.url);
+    const big = JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'x'.repeat(50_000) }] });
+    const small = JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'hi' }] });
+    const head = (body: string): string =>
+      `POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: ${auth.authorization}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    // Both sent at once, as a client that does not wait for the answer: the second follows the first's body.
+    conn.write(head(big) + big + head(small) + small);
+    const first = await conn.response(5_000);
+    const second = await conn.response(5_000);
+    conn.destroy();
+    expect([first.status, (JSON.parse(first.body) as { error: { code: string } }).error.code]).toEqual([413, 'request_too_large']);
+    expect(second.status).toBe(200);
   });
 
   it('answers a chunked body that crosses the limit with 413', async () => {
