@@ -20,7 +20,6 @@ export const ERROR_CODES = {
   upstream_rejected_request: { status: 400, message: 'The upstream provider rejected the request as invalid.' },
   invalid_idempotency_key: { status: 400, message: 'The Idempotency-Key header must be one token or one quoted string of 1 to 255 characters.' },
   previous_response_not_found: { status: 400, message: 'The response named by previous_response_id, or one earlier in its conversation, is not kept: send the whole conversation in input.' },
-  request_exceeds_token_limit: { status: 429, message: "The request may use more tokens than the key's tokens-per-minute limit allows at all." },
 
   // 401: who is calling is unknown.
   missing_api_key: { status: 401, message: 'No API key was sent. Send it as "Authorization: Bearer <key>".' },
@@ -76,6 +75,8 @@ export const ERROR_CODES = {
   tokens_per_minute_exceeded: { status: 429, message: 'The key has reached its tokens-per-minute limit.' },
   daily_cap_exceeded: { status: 429, message: 'The key has reached its daily cap for this modality.' },
   too_many_requests_in_flight: { status: 429, message: 'The key has too many requests in flight.' },
+  // 429 too, though no wait cures it: the request alone is over the key's tokens per minute.
+  request_exceeds_token_limit: { status: 429, message: "The request may use more tokens than the key's tokens-per-minute limit allows at all." },
 
   // 499: recorded, never sent.
   client_closed_request: { status: 499, message: 'The client closed the connection before the answer.' },
