@@ -573,6 +573,37 @@ describe('OpenAI adapter: upstream errors', () => {
     });
   }
 
+  // Reads are searched for the word once each, not each event: the word split between two reads,
+  // or in an event begun several reads before it ends, must still be found.
+  for (const size of [1, 2, 3, 4, 5, 6]) {
+    it(`an error frame arriving ${size} byte${size === 1 ? '' : 's'} a read is still upstream_error`, async () => {
+      const wire = Buffer.from('data: {"id":"c1","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}],"usage":null}\n\ndata: {"id":"c1", "error": {"message":"late failure","type":"server_error"}}\n\n');
+      const server = await rawServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        let at = 0;
+        const timer = setInterval(() => {
+          if (at >= wire.length) {
+            clearInterval(timer);
+            res.end();
+            return;
+          }
+          res.write(wire.subarray(at, at + size));
+          at += size;
+        }, 0);
+      });
+      const raw = createOpenAIAdapter(providerConfig(server.url), { connectTimeoutMs: 2_000 });
+      try {
+        const { pieces, error } = await collectUntilFailure(await raw.chatStream(chatCall({ stream: true })));
+        expect(pieces).toHaveLength(1);
+        expect(error.code).toBe('upstream_error');
+        expect(error.message).toContain('late failure');
+      } finally {
+        await raw.close();
+        await server.close();
+      }
+    });
+  }
+
   it('an `event: error` frame is upstream_error too', async () => {
     const server = await rawServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

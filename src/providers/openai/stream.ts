@@ -5,6 +5,7 @@
  * check that a chunk is an object, opened and closed, catches what a cut or garbled stream
  * actually sends (a frame cut short), not every possible invalid JSON text.
  */
+import { isAscii } from 'node:buffer';
 import { StringDecoder } from 'node:string_decoder';
 import { GatewayError } from '../../errors/index.js';
 import type { Usage } from '../../protocol/chat.js';
@@ -63,13 +64,20 @@ export class OpenAIChatStream implements ChatStream {
     // StringDecoder, not TextDecoder: both keep a UTF-8 sequence split across reads whole, but
     // StringDecoder is about three times faster per chunk on Node 20.
     const decoder = new StringDecoder('utf8');
+    const errors = new ErrorWordWatch();
+    // Until a read holds a byte above 127, each read is whole characters on its own, and latin1
+    // decodes it at half the cost of UTF-8; from the first such read on, the decoder takes over.
+    let ascii = true;
     let done = false;
     try {
       // Leaving the loop at [DONE] does not close a connection the pool could reuse; the finally
       // block decides between draining and destroying.
       for await (const chunk of body) {
-        scanner.feed(decoder.write(chunk));
+        if (ascii && !isAscii(chunk)) ascii = false;
+        const text = ascii ? chunk.toString('latin1') : decoder.write(chunk);
+        scanner.feed(text);
         if (scanner.pendingLength > MAX_STREAM_EVENT_CHARS) throw malformed(this.context.providerId, `a stream event longer than ${MAX_STREAM_EVENT_CHARS} characters`);
+        const maybeError = errors.read(text, scanner.pendingLength > 0);
         const events = scanner.data;
         const names = scanner.names;
         const joined = scanner.joined;
@@ -79,7 +87,7 @@ export class OpenAIChatStream implements ChatStream {
           let piece: StreamPiece | typeof DONE | typeof SKIP;
           try {
             const data = events[i] as string;
-            piece = this.piece(joined[i] === true ? oneLine(data) : data, names[i]);
+            piece = this.piece(joined[i] === true ? oneLine(data) : data, names[i], maybeError);
           } catch (err) {
             // What came before the error in this read is still delivered, then the error.
             failure = err instanceof Error ? err : new Error(String(err));
@@ -120,18 +128,23 @@ export class OpenAIChatStream implements ChatStream {
   /**
    * One event's verdict. The searches start with a letter, not a quote: V8 finds a needle by its
    * first character, and `"` is the commonest character in JSON (`"usage"` costs ~4x `usage"`).
+   * `maybeError`: the read this event came in holds the word "error" somewhere (ErrorWordWatch).
    */
-  private piece(data: string, name: string | undefined): StreamPiece | typeof DONE | typeof SKIP {
-    if (data.charCodeAt(0) !== 123 /* { */) return this.unusual(data, name);
-    if (data.charCodeAt(data.length - 1) !== 125 /* } */ && data.trimEnd().charCodeAt(data.trimEnd().length - 1) !== 125) {
+  private piece(data: string, name: string | undefined, maybeError: boolean): StreamPiece | typeof DONE | typeof SKIP {
+    if (data.charCodeAt(0) !== 123 /* { */) return this.unusual(data, name, maybeError);
+    if (data.charCodeAt(data.length - 1) !== 125 /* } */ && !data.trimEnd().endsWith('}')) {
       throw malformed(this.context.providerId, 'a stream event that is not a whole JSON object');
     }
     if (name === 'error') throw reportedError(this.context.providerId, this.context.apiKey, errorDetail(this.parse(data)));
     let parsed: unknown;
-    if (hasQuoted(data, 'rror"', 101 /* e */)) {
+    if (maybeError && hasQuoted(data, 'rror"', 101 /* e */)) {
       parsed = this.parse(data);
       if (isErrorFrame(parsed)) throw reportedError(this.context.providerId, this.context.apiKey, errorDetail(parsed));
     }
+    // Asked for usage, OpenAI sends `"usage":null` as the last key of every chunk but the usage
+    // one. Last, it is the top-level key, and JSON's last duplicate wins: no usage in this chunk,
+    // found without searching the whole event.
+    if (data.endsWith(NULL_USAGE_END)) return { data };
     const at = afterQuoted(data, 'usage"');
     if (at === -1 || !objectFollows(data, at)) return { data };
     const chunk = (parsed ?? this.parse(data)) as { usage?: unknown; choices?: unknown };
@@ -142,11 +155,11 @@ export class OpenAIChatStream implements ChatStream {
     return Array.isArray(choices) && choices.length > 0 ? { data } : { data, usageOnly: true };
   }
 
-  private unusual(data: string, name: string | undefined): StreamPiece | typeof DONE | typeof SKIP {
+  private unusual(data: string, name: string | undefined, maybeError: boolean): StreamPiece | typeof DONE | typeof SKIP {
     if (data.startsWith('[DONE]')) return DONE;
     if (data === '') return SKIP;
     const trimmed = data.trimStart();
-    if (trimmed !== data && trimmed.charCodeAt(0) === 123) return this.piece(trimmed, name);
+    if (trimmed !== data && trimmed.charCodeAt(0) === 123) return this.piece(trimmed, name, maybeError);
     if (name === 'error') throw reportedError(this.context.providerId, this.context.apiKey, { message: data, param: null });
     throw malformed(this.context.providerId, 'a stream event that is not JSON');
   }
@@ -169,6 +182,30 @@ export class OpenAIChatStream implements ChatStream {
     return fault;
   }
 }
+
+const NULL_USAGE_END = '"usage":null}';
+
+/**
+ * Whether the events completed by a read may hold the word `error"`, so that only those are
+ * searched for an error frame: one search of the whole read costs less than one per event (a
+ * read often holds many). An event completed later may have begun in an earlier read (so a hit
+ * is carried while an event is unfinished), and the word may be split between two reads (so the
+ * last characters of a read are searched again with the next one's first).
+ */
+class ErrorWordWatch {
+  private carried = false;
+  private tail = '';
+
+  /** `unfinished`: the scanner holds the start of an event not yet complete after this read. */
+  read(text: string, unfinished: boolean): boolean {
+    const hit = this.carried || text.includes(ERROR_WORD) || (this.tail !== '' && (this.tail + text.slice(0, ERROR_WORD.length - 1)).includes(ERROR_WORD));
+    this.carried = hit && unfinished;
+    this.tail = text.length >= ERROR_WORD.length - 1 ? text.slice(1 - ERROR_WORD.length) : (this.tail + text).slice(1 - ERROR_WORD.length);
+    return hit;
+  }
+}
+
+const ERROR_WORD = 'rror"';
 
 function isErrorFrame(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
