@@ -198,7 +198,7 @@ class ErrorWordWatch {
 
   /** `unfinished`: the scanner holds the start of an event not yet complete after this read. */
   read(text: string, unfinished: boolean): boolean {
-    const hit = this.carried || text.includes(ERROR_WORD) || (this.tail !== '' && (this.tail + text.slice(0, ERROR_WORD.length - 1)).includes(ERROR_WORD));
+    const hit = this.carried || text.includes(ERROR_WORD) || (this.tail !== '' && mayEndTheWord(text) && (this.tail + text.slice(0, ERROR_WORD.length - 1)).includes(ERROR_WORD));
     this.carried = hit && unfinished;
     this.tail = text.length >= ERROR_WORD.length - 1 ? text.slice(1 - ERROR_WORD.length) : (this.tail + text).slice(1 - ERROR_WORD.length);
     return hit;
@@ -206,6 +206,12 @@ class ErrorWordWatch {
 }
 
 const ERROR_WORD = 'rror"';
+
+/** A read that finishes a word begun in the one before starts with a letter of its end: r, o or `"` (most start with `d`). */
+function mayEndTheWord(text: string): boolean {
+  const first = text.charCodeAt(0);
+  return first === 114 /* r */ || first === 111 /* o */ || first === 34 /* " */;
+}
 
 function isErrorFrame(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
