@@ -76,6 +76,37 @@ async function rawServer(handler: (req: IncomingMessage, res: ServerResponse) =>
   return { url: `${local.origin}/v1`, connections: () => local.connections(), close: () => local.close() };
 }
 
+/** An event stream sent `size` bytes a write, each in a turn of its own, so that reads split it anywhere. */
+function dribblingStream(wire: Buffer, size: number): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+  return rawServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    let at = 0;
+    const timer = setInterval(() => {
+      if (at >= wire.length) {
+        clearInterval(timer);
+        res.end();
+        return;
+      }
+      res.write(wire.subarray(at, at + size));
+      at += size;
+    }, 0);
+  });
+}
+
+/** Streams from `server` (closed after): one chunk relayed, then upstream_error with the message "late failure". */
+async function expectOneChunkThenLateFailure(server: { url: string; close: () => Promise<void> }): Promise<void> {
+  const raw = createOpenAIAdapter(providerConfig(server.url), { connectTimeoutMs: 2_000 });
+  try {
+    const { pieces, error } = await collectUntilFailure(await raw.chatStream(chatCall({ stream: true })));
+    expect(pieces).toHaveLength(1);
+    expect(error.code).toBe('upstream_error');
+    expect(error.message).toContain('late failure');
+  } finally {
+    await raw.close();
+    await server.close();
+  }
+}
+
 let fake: FakeOpenAI;
 let adapter: ProviderAdapter;
 
@@ -272,20 +303,8 @@ describe('OpenAI adapter: streaming', () => {
     const content = '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"日本 \\"usage\\": {x}"},"finish_reason":"stop"}]}';
     const usageChunk = '{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": null, "usage": {"prompt_tokens": 5, "completion_tokens": 2}}';
     const wire = Buffer.from(`: ping\r\n\r\ndata: ${role}\r\n\r\ndata:${content}\r\n\r\ndata: ${usageChunk}\r\n\r\ndata: [DONE]`);
-    const server = await rawServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      // Seven-byte writes split CRLF pairs and multi-byte characters.
-      let at = 0;
-      const timer = setInterval(() => {
-        if (at >= wire.length) {
-          clearInterval(timer);
-          res.end();
-          return;
-        }
-        res.write(wire.subarray(at, at + 7));
-        at += 7;
-      }, 0);
-    });
+    // Seven-byte writes split CRLF pairs and multi-byte characters.
+    const server = await dribblingStream(wire, 7);
     const raw = createOpenAIAdapter(providerConfig(server.url), { connectTimeoutMs: 2_000 });
     try {
       const stream = await raw.chatStream(chatCall({ stream: true }));
@@ -559,17 +578,8 @@ describe('OpenAI adapter: upstream errors', () => {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.end(`data: {"choices":[{"index":0,"delta":{"content":"error"},"finish_reason":"error"}]}\n\ndata: ${frame}\n\n`);
       });
-      const raw = createOpenAIAdapter(providerConfig(server.url), { connectTimeoutMs: 2_000 });
-      try {
-        const { pieces, error } = await collectUntilFailure(await raw.chatStream(chatCall({ stream: true })));
-        // The first chunk only mentions "error" as values: it is relayed, not mistaken for a failure.
-        expect(pieces).toHaveLength(1);
-        expect(error.code).toBe('upstream_error');
-        expect(error.message).toContain('late failure');
-      } finally {
-        await raw.close();
-        await server.close();
-      }
+      // The first chunk only mentions "error" as values: it is relayed, not mistaken for a failure.
+      await expectOneChunkThenLateFailure(server);
     });
   }
 
@@ -578,29 +588,7 @@ describe('OpenAI adapter: upstream errors', () => {
   for (const size of [1, 2, 3, 4, 5, 6]) {
     it(`an error frame arriving ${size} byte${size === 1 ? '' : 's'} a read is still upstream_error`, async () => {
       const wire = Buffer.from('data: {"id":"c1","choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":null}],"usage":null}\n\ndata: {"id":"c1", "error": {"message":"late failure","type":"server_error"}}\n\n');
-      const server = await rawServer((_req, res) => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        let at = 0;
-        const timer = setInterval(() => {
-          if (at >= wire.length) {
-            clearInterval(timer);
-            res.end();
-            return;
-          }
-          res.write(wire.subarray(at, at + size));
-          at += size;
-        }, 0);
-      });
-      const raw = createOpenAIAdapter(providerConfig(server.url), { connectTimeoutMs: 2_000 });
-      try {
-        const { pieces, error } = await collectUntilFailure(await raw.chatStream(chatCall({ stream: true })));
-        expect(pieces).toHaveLength(1);
-        expect(error.code).toBe('upstream_error');
-        expect(error.message).toContain('late failure');
-      } finally {
-        await raw.close();
-        await server.close();
-      }
+      await expectOneChunkThenLateFailure(await dribblingStream(wire, size));
     });
   }
 
