@@ -5,7 +5,7 @@
  * undici, the openai SDK) must receive the 413 envelope, not a connection reset.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateApiKey } from '../../src/auth/api-key.js';
@@ -14,8 +14,9 @@ import { serveCli, type Served } from '../support/spawn-cli.js';
 
 let served: Served;
 let key: string;
+let dir: string;
 beforeAll(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tollgate-413-'));
+  dir = mkdtempSync(join(tmpdir(), 'tollgate-413-'));
   key = generateApiKey().key;
   writeFileSync(join(dir, 'tg.yaml'), `
 server: { port: 0, body_limit: 64kb }
@@ -30,7 +31,10 @@ accounts: [{ id: a, tier: t, credits: 100, keys: [{ key: "${key}" }] }]
 `);
   served = await serveCli(['--config', join(dir, 'tg.yaml'), '--port', '0'], { cwd: dir });
 }, 30_000);
-afterAll(async () => { await served?.stop(); });
+afterAll(async () => {
+  await served?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 async function outcome(run: () => Promise<number>): Promise<string> {
   try {

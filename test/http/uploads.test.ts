@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request as httpRequest } from 'node:http';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
@@ -36,6 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.close();
   await small?.close();
+  rmSync(blobDir, { recursive: true, force: true });
 });
 
 /** Blob files on disk (the store's temporary files included). */

@@ -7,7 +7,7 @@
  * cancelled ones are refunded; jobs survive a restart of the gateway.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { toFile } from 'openai';
@@ -215,6 +215,7 @@ describe('video jobs across a restart', () => {
       expect(Buffer.from(await content.arrayBuffer()).subarray(4, 8).toString('latin1')).toBe('ftyp');
     } finally {
       await second.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

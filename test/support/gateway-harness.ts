@@ -2,6 +2,7 @@
  * Starts a real gateway listening on an ephemeral loopback port, from a configuration object, with
  * an in-memory SQLite store. Keys for the accounts are generated here and handed to the test.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateApiKey } from '../../src/auth/api-key.js';
@@ -66,10 +67,11 @@ export async function startGateway(options: HarnessOptions = {}): Promise<Runnin
     if (!owner) throw new Error(`harness: key ${name} names an unknown account`);
     owner.keys.push({ key, name, status: spec.status ?? 'active', ...(spec.scope ? { scope: spec.scope } : {}) });
   }
+  // Assets of every test gateway in a directory of its own, never in the working tree, removed on close.
+  const blobDirectory = mkdtempSync(join(tmpdir(), 'tollgate-test-blobs-'));
   const raw = {
     storage: { url: 'sqlite://:memory:' },
-    // Assets of every test gateway in a directory of its own, never in the working tree.
-    blobs: { directory: join(tmpdir(), `tollgate-test-blobs-${process.pid}`) },
+    blobs: { directory: blobDirectory },
     log: { level: 'silent' },
     providers: [{ id: 'mock', kind: 'mock' }],
     models: [MOCK_MODEL],
@@ -78,16 +80,27 @@ export async function startGateway(options: HarnessOptions = {}): Promise<Runnin
     ...options.config,
     accounts: accountEntries,
   };
-  const config: Config = validateConfig(structuredClone(raw), 'test configuration');
-  const logger = options.logStream ? createLogger('info', options.logStream) : createLogger('silent');
-  const gateway = await createGateway(config, logger, options.clock ? { clock: options.clock } : {});
-  const address = await gateway.listen(0, '127.0.0.1');
+  const removeBlobs = (): void => rmSync(blobDirectory, { recursive: true, force: true });
+  let gateway: Gateway;
+  let address: { url: string };
+  try {
+    const config: Config = validateConfig(structuredClone(raw), 'test configuration');
+    const logger = options.logStream ? createLogger('info', options.logStream) : createLogger('silent');
+    gateway = await createGateway(config, logger, options.clock ? { clock: options.clock } : {});
+    address = await gateway.listen(0, '127.0.0.1');
+  } catch (err) {
+    removeBlobs();
+    throw err;
+  }
   return {
     url: address.url,
     baseURL: `${address.url}/v1`,
     gateway,
     keys,
-    close: () => gateway.close(),
+    close: async () => {
+      await gateway.close();
+      removeBlobs();
+    },
   };
 }
 
