@@ -5,7 +5,8 @@
  *
  * Options: --duration S (per run, default 8), --reps N (default 3), --warm-up S (load on each
  * target before measuring, default 12), --targets a,b (subset of
- * direct,lower-bound,tollgate,tollgate-unpriced,portkey; all but tollgate-unpriced by default),
+ * direct,lower-bound,tollgate,tollgate-unpriced,tollgate-in-memory,portkey; all but the two Tollgate
+ * variants by default),
  * --scenarios a,b, --soak [--minutes M] (memory over time at 1,000 requests/s instead of the
  * matrix, default 10 minutes), --instructions (main-thread instructions per request under
  * callgrind, lower bound against Tollgate: steady on a noisy machine; --requests N, --warmup N;
@@ -122,13 +123,14 @@ function generateKey(): string {
 /**
  * A realistic configuration: key auth, all four limits set high enough never to bite, two routes.
  * `name` keeps each Tollgate's files apart; without `priced`, requests cost nothing and so commit
- * no charge before their answer (their usage records are still written, in batches).
+ * no charge before their answer (their usage records are still written, in batches); without
+ * `onDisk`, the SQLite store lives in memory (the same inserts and commits, no file to write).
  */
-function tollgateConfig(dir: string, upstream: string, server = '', name = 'tollgate', priced = true): string {
+function tollgateConfig(dir: string, upstream: string, server = '', name = 'tollgate', priced = true, onDisk = true): string {
   const path = join(dir, `${name}.bench.yaml`);
   writeFileSync(
     path,
-    `${server}storage: { url: "sqlite://${join(dir, `${name}.db`)}" }
+    `${server}storage: { url: "sqlite://${onDisk ? join(dir, `${name}.db`) : ':memory:'}" }
 log: { level: info, requests: true }
 providers:
   - { id: upstream-a, kind: openai, base_url: "${upstream}/v1", api_key: bench-upstream-key }
@@ -177,7 +179,7 @@ async function startTargets(names: TargetName[], dir: string): Promise<{ mock: S
     } else if (isTollgate(name)) {
       const port = await freePort();
       const key = generateKey();
-      const config = tollgateConfig(dir, upstream, '', name, name === 'tollgate');
+      const config = tollgateConfig(dir, upstream, '', name, name !== 'tollgate-unpriced', name !== 'tollgate-in-memory');
       const server = await startServer(name, port, [node, ...SERVER_NODE_FLAGS, join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)], {
         core: SERVER_CORE,
         env: { TOLLGATE_BENCH_KEY: key },
@@ -391,22 +393,22 @@ async function instructionCount(): Promise<number> {
         await countInstructions({ ...common, name: 'lower-bound', command: [node, ...SERVER_NODE_FLAGS, join(BENCH_DIST, 'servers', 'lower-bound.js'), String(lowerPort), upstream], port: lowerPort, headers: {}, body: body(scenario, 'lower-bound') }),
       );
     }
-    if (names.includes('tollgate')) {
+    for (const name of TARGET_NAMES.filter((n) => isTollgate(n) && names.includes(n))) {
       const port = await freePort();
       const key = generateKey();
       // Under valgrind a pause of seconds is normal: the load shedder must not take it for overload.
-      const config = tollgateConfig(dir, upstream, 'server: { max_event_loop_delay_ms: 600000 }\n');
-      console.log('bench: counting Tollgate\'s instructions under callgrind (a few minutes)');
+      const config = tollgateConfig(dir, upstream, 'server: { max_event_loop_delay_ms: 600000 }\n', name, name !== 'tollgate-unpriced', name !== 'tollgate-in-memory');
+      console.log(`bench: counting ${name}'s instructions under callgrind (a few minutes)`);
       results.push(
         await countInstructions({
           ...common,
-          name: 'tollgate',
+          name,
           command: [node, ...SERVER_NODE_FLAGS, join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)],
           env: { TOLLGATE_BENCH_KEY: key },
           cwd: dir,
           port,
           headers: { authorization: `Bearer ${key}` },
-          body: body(scenario, 'tollgate'),
+          body: body(scenario, name),
         }),
       );
     }

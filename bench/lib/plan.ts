@@ -1,17 +1,19 @@
 /** What the benchmark runs: the targets and the load scenarios. */
-export const TARGET_NAMES = ['direct', 'lower-bound', 'tollgate', 'tollgate-unpriced', 'portkey'] as const;
+export const TARGET_NAMES = ['direct', 'lower-bound', 'tollgate', 'tollgate-unpriced', 'tollgate-in-memory', 'portkey'] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 /**
- * What a plain `npm run bench` measures. `tollgate-unpriced` (the same gateway with no prices, so
- * no charge to commit before the answer) is asked for by name: it tells what the charge's commit
- * costs, interleaved with the real configuration in one run.
+ * What a plain `npm run bench` measures. Two variants of the real configuration are asked for by
+ * name, to be measured interleaved with it in one run: `tollgate-unpriced` (no prices, so no
+ * charge to commit before the answer) tells what the charge's commit costs; `tollgate-in-memory`
+ * (the SQLite store in memory, so nothing written to a file and nothing to checkpoint) tells what
+ * the store's writes to disk cost, apart from the inserts themselves.
  */
 export const DEFAULT_TARGETS: readonly TargetName[] = ['direct', 'lower-bound', 'tollgate', 'portkey'];
 
 /** Whether a target is a Tollgate process (and so takes the gateway's model name and key). */
 export function isTollgate(name: TargetName): boolean {
-  return name === 'tollgate' || name === 'tollgate-unpriced';
+  return name === 'tollgate' || name === 'tollgate-unpriced' || name === 'tollgate-in-memory';
 }
 
 export interface Scenario {
