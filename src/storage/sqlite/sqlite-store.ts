@@ -49,6 +49,13 @@ export class SqliteStore extends SqlStore {
     await super.close();
   }
 
+  /**
+   * Runs on the shared connection without the query layer's lock. That is safe only because every
+   * transaction the query layer runs here (SqlStore's) awaits nothing but its own statements, which
+   * better-sqlite3 answers synchronously: it ends within one turn of the event loop, before any
+   * commit can start. A store transaction that awaited anything else (a timer, a file, a network
+   * call) would let this commit run inside it, as a savepoint that its rollback would undo.
+   */
   override commitSettlements(settlements: readonly Settlement[]): Promise<void> {
     if (this.held !== null) {
       const held = this.held;
