@@ -122,11 +122,14 @@ function generateKey(): string {
 
 /**
  * A realistic configuration: key auth, all four limits set high enough never to bite, two routes.
- * `name` keeps each Tollgate's files apart; without `priced`, requests cost nothing and so commit
- * no charge before their answer (their usage records are still written, in batches); without
- * `onDisk`, the SQLite store lives in memory (the same inserts and commits, no file to write).
+ * `name` keeps each Tollgate's files apart and picks the variant: `tollgate-unpriced` has no
+ * prices, so its requests commit no charge before their answer (their usage records are still
+ * written, in batches); `tollgate-in-memory` keeps its SQLite store in memory (the same inserts
+ * and commits, no file to write).
  */
-function tollgateConfig(dir: string, upstream: string, server = '', name = 'tollgate', priced = true, onDisk = true): string {
+function tollgateConfig(dir: string, upstream: string, name: TargetName, server = ''): string {
+  const priced = name !== 'tollgate-unpriced';
+  const onDisk = name !== 'tollgate-in-memory';
   const path = join(dir, `${name}.bench.yaml`);
   writeFileSync(
     path,
@@ -179,7 +182,7 @@ async function startTargets(names: TargetName[], dir: string): Promise<{ mock: S
     } else if (isTollgate(name)) {
       const port = await freePort();
       const key = generateKey();
-      const config = tollgateConfig(dir, upstream, '', name, name !== 'tollgate-unpriced', name !== 'tollgate-in-memory');
+      const config = tollgateConfig(dir, upstream, name);
       const server = await startServer(name, port, [node, ...SERVER_NODE_FLAGS, join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)], {
         core: SERVER_CORE,
         env: { TOLLGATE_BENCH_KEY: key },
@@ -397,7 +400,7 @@ async function instructionCount(): Promise<number> {
       const port = await freePort();
       const key = generateKey();
       // Under valgrind a pause of seconds is normal: the load shedder must not take it for overload.
-      const config = tollgateConfig(dir, upstream, 'server: { max_event_loop_delay_ms: 600000 }\n', name, name !== 'tollgate-unpriced', name !== 'tollgate-in-memory');
+      const config = tollgateConfig(dir, upstream, name, 'server: { max_event_loop_delay_ms: 600000 }\n');
       console.log(`bench: counting ${name}'s instructions under callgrind (a few minutes)`);
       results.push(
         await countInstructions({
