@@ -18,7 +18,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { HAS_TASKSET, cpuSeconds, residentBytes, startServer, systemCalls, type Server } from './lib/processes.js';
+import { HAS_TASKSET, cpuTimes, residentBytes, startServer, systemCalls, type Server } from './lib/processes.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { runFixedRate } from './lib/fixed-rate.js';
 import { ensurePortkey, PORTKEY_VERSION } from './lib/peer.js';
@@ -213,27 +213,29 @@ function body(scenario: Scenario, target: TargetName): string {
   });
 }
 
-type Sample = LoadResult & { cpuMicros: number; syscalls: number; stealPct: number };
+type Sample = LoadResult & { cpuMicros: number; userMicros: number; syscalls: number; stealPct: number };
 
 async function measure(target: Target, scenario: Scenario, seconds: number): Promise<Sample> {
   const pid = target.server.child.pid as number;
   const core = HAS_TASKSET ? SERVER_CORE : undefined;
   let ticks = coreTicks(core);
-  let before = cpuSeconds(pid);
+  let before = cpuTimes(pid);
   let callsBefore = systemCalls(pid);
   const spec = { url: target.url, headers: target.headers, body: body(scenario, target.name), connections: scenario.connections, durationSeconds: seconds };
   // A fixed-rate run warms its connections up first; CPU and steal count from the measured part.
   const onMeasuring = (): void => {
     ticks = coreTicks(core);
-    before = cpuSeconds(pid);
+    before = cpuTimes(pid);
     callsBefore = systemCalls(pid);
   };
   const result = scenario.rate !== undefined ? await runFixedRate({ ...spec, rate: scenario.rate, onMeasuring }) : await runLoad(spec);
-  const cpu = cpuSeconds(pid) - before;
+  const after = cpuTimes(pid);
+  const user = after.user - before.user;
+  const cpu = user + after.system - before.system;
   const calls = systemCalls(pid) - callsBefore;
   const stealPct = stolenShare(ticks, coreTicks(core)) * 100;
   const perRequest = (total: number): number => (result.requests > 0 ? total / result.requests : NaN);
-  return { ...result, cpuMicros: perRequest(cpu * 1e6), syscalls: perRequest(calls), stealPct };
+  return { ...result, cpuMicros: perRequest(cpu * 1e6), userMicros: perRequest(user * 1e6), syscalls: perRequest(calls), stealPct };
 }
 
 /**
@@ -273,7 +275,7 @@ async function matrix(): Promise<number> {
             errors += sample.errors + sample.non2xx;
             console.error(`bench: ${target.name} answered ${sample.non2xx} non-2xx and ${sample.errors} errors in ${scenario.id}`);
           }
-          console.log(`  ${scenario.id} rep ${rep + 1} ${target.name}: ${fmt(sample.rps)} req/s, p99 ${fmt(sample.p99, 2)} ms, ${fmt(sample.cpuMicros)} µs CPU/req, ${fmt(sample.syscalls, 1)} syscalls/req, ${fmt(sample.stealPct, 1)}% stolen`);
+          console.log(`  ${scenario.id} rep ${rep + 1} ${target.name}: ${fmt(sample.rps)} req/s, p99 ${fmt(sample.p99, 2)} ms, ${fmt(sample.cpuMicros)} µs CPU/req (${fmt(sample.userMicros)} user), ${fmt(sample.syscalls, 1)} syscalls/req, ${fmt(sample.stealPct, 1)}% stolen`);
         }
       }
       for (const [target, list] of samples) {
@@ -285,6 +287,7 @@ async function matrix(): Promise<number> {
           p90: median(list.map((s) => s.p90)),
           p99: median(list.map((s) => s.p99)),
           cpuMicros: median(list.map((s) => s.cpuMicros)),
+          userMicros: median(list.map((s) => s.userMicros)),
           syscalls: median(list.map((s) => s.syscalls)),
           stealPct: median(list.map((s) => s.stealPct)),
           errors: list.reduce((sum, s) => sum + s.errors + s.non2xx, 0),

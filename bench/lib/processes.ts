@@ -71,11 +71,22 @@ function accepts(port: number): Promise<boolean> {
  * The pid whose CPU counts: under taskset the child is taskset itself until it execs node, which
  * keeps the pid, so the child's pid is the server's.
  */
-export function cpuSeconds(pid: number): number {
+/** CPU time of a process, all threads, in seconds: in user space (the server's JavaScript, V8, its native code) and in the kernel (system calls, the network stack). */
+export interface CpuTimes {
+  user: number;
+  system: number;
+}
+
+export function cpuTimes(pid: number): CpuTimes {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of stat; after the command name they are at 11 and 12.
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+  return { user: Number(fields[11]) / TICKS_PER_SECOND, system: Number(fields[12]) / TICKS_PER_SECOND };
+}
+
+export function cpuSeconds(pid: number): number {
+  const { user, system } = cpuTimes(pid);
+  return user + system;
 }
 
 export function residentBytes(pid: number): number {

@@ -10,6 +10,8 @@ export interface Row {
   p90: number;
   p99: number;
   cpuMicros: number;
+  /** The part of cpuMicros spent in user space (JavaScript, V8, native code), not in the kernel (median). */
+  userMicros: number;
   /** Read and write system calls of the server per request, all its threads (median; NaN where /proc does not tell). */
   syscalls: number;
   /** Share of the server's core the hypervisor gave to other guests during the runs (median, %). */
@@ -58,15 +60,15 @@ export function renderMarkdown(report: Report): string {
   for (const scenario of SCENARIOS) {
     const rows = report.rows.filter((r) => r.scenario === scenario.id);
     if (rows.length === 0) continue;
-    lines.push(`**${scenario.title}**`, '', '| target | requests/s | p50 ms | p90 ms | p99 ms | server CPU µs/request | system calls/request | stolen % |', '|---|---:|---:|---:|---:|---:|---:|---:|');
-    for (const r of rows) lines.push(`| ${r.target} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p90, 2)} | ${fmt(r.p99, 2)} | ${fmt(r.cpuMicros)} | ${fmt(r.syscalls, 1)} | ${fmt(r.stealPct, 1)} |`);
+    lines.push(`**${scenario.title}**`, '', '| target | requests/s | p50 ms | p90 ms | p99 ms | server CPU µs/request | of which user | system calls/request | stolen % |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const r of rows) lines.push(`| ${r.target} | ${fmt(r.rps)} | ${fmt(r.p50, 2)} | ${fmt(r.p90, 2)} | ${fmt(r.p99, 2)} | ${fmt(r.cpuMicros)} | ${fmt(r.userMicros)} | ${fmt(r.syscalls, 1)} | ${fmt(r.stealPct, 1)} |`);
     lines.push('');
   }
   lines.push('**Against the targets**', '', '| measure | value | target | met |', '|---|---:|---:|:---:|');
   for (const c of checks(report)) lines.push(`| ${c.what} | ${c.value} | ${c.target} | ${c.pass === undefined ? '–' : c.pass ? 'yes' : 'no'} |`);
   lines.push(
     '',
-    '"direct" is the mock upstream alone; its CPU and system-call columns are the mock\'s own. "System calls" counts the server\'s reads and writes of every kind (sockets, files; /proc/PID/io), all threads: unlike CPU time it does not move with the machine\'s noise. "Stolen" is the share of the server\'s core that the hypervisor gave to other guests during the runs (/proc/stat, median over repetitions): while it lasts every process on the core stalls, so a few percent of it can decide a p99. Latencies are as seen by the load generator: autocannon (whole milliseconds) for the closed-loop runs, a fixed-rate driver with microsecond timing for the 1,000 requests/s run, counted after 2 s of warm-up on the same connections. The peer does not take part in streaming: Portkey 1.15.2 fails every streamed request on Node 20 here (TypeError: immutable, in its response handling).',
+    '"direct" is the mock upstream alone; its CPU and system-call columns are the mock\'s own. "Of which user" is the part of the server\'s CPU time spent in user space (its JavaScript, V8, native modules), the rest being the kernel\'s (system calls, the loopback network stack): /proc/PID/stat, all threads. "System calls" counts the server\'s reads and writes of every kind (sockets, files; /proc/PID/io), all threads: unlike CPU time it does not move with the machine\'s noise. "Stolen" is the share of the server\'s core that the hypervisor gave to other guests during the runs (/proc/stat, median over repetitions): while it lasts every process on the core stalls, so a few percent of it can decide a p99. Latencies are as seen by the load generator: autocannon (whole milliseconds) for the closed-loop runs, a fixed-rate driver with microsecond timing for the 1,000 requests/s run, counted after 2 s of warm-up on the same connections. The peer does not take part in streaming: Portkey 1.15.2 fails every streamed request on Node 20 here (TypeError: immutable, in its response handling).',
     '',
   );
   return lines.join('\n');
