@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -19,7 +19,9 @@ const walBytes = (path: string): number => (existsSync(`${path}-wal`) ? statSync
 describe('Checkpointer', () => {
   it('keeps the write-ahead log bounded under commits that never stop, and loses none of them', async () => {
     const path = join(dir, 'steady.db');
-    const { db, sqlite, checkpointer } = openSqlite(path, { everyMs: 20, restartFrames: 300 });
+    // The copier at the normal priority: at nice 19 it would wait for the other test files that
+    // share the machine's cores, which is its purpose in production and not what this test measures.
+    const { db, sqlite, checkpointer } = openSqlite(path, { everyMs: 20, restartFrames: 300, copierNice: 0 });
     const store = new SqliteStore(db, sqlite, checkpointer);
     await store.migrate();
     await store.createAccountIfAbsent({ id: 'acct', name: null, tier: 't', balanceMicros: 1_000_000 });
@@ -49,5 +51,35 @@ describe('Checkpointer.stop', () => {
     await store.migrate();
     await store.close();
     expect(timers()).toBeLessThanOrEqual(before);
+  });
+});
+
+/** This process's threads at each nice value (Linux: the 19th field of /proc/self/task/TID/stat). */
+function threadsAtNice(nice: number): number {
+  let count = 0;
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) === nice) count++;
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return count;
+}
+
+describe.runIf(existsSync('/proc/thread-self'))('Checkpointer priority', () => {
+  it('runs the PASSIVE checkpoints on a thread of its own at the lowest priority, and nothing else there', async () => {
+    const before = threadsAtNice(19);
+    const { db, sqlite, checkpointer } = openSqlite(join(dir, 'nice.db'), { everyMs: 20 });
+    const store = new SqliteStore(db, sqlite, checkpointer);
+    await store.migrate();
+    const deadline = Date.now() + 5_000;
+    while (threadsAtNice(19) === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(threadsAtNice(19) - before).toBe(1);
+    // The thread that runs the tests (and would run the gateway) keeps its priority.
+    const main = readFileSync('/proc/thread-self/stat', 'utf8');
+    expect(Number(main.slice(main.lastIndexOf(')') + 2).split(' ')[16])).toBe(0);
+    await store.close();
   });
 });
