@@ -67,16 +67,16 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-/**
- * The pid whose CPU counts: under taskset the child is taskset itself until it execs node, which
- * keeps the pid, so the child's pid is the server's.
- */
 /** CPU time of a process, all threads, in seconds: in user space (the server's JavaScript, V8, its native code) and in the kernel (system calls, the network stack). */
 export interface CpuTimes {
   user: number;
   system: number;
 }
 
+/**
+ * The pid whose CPU counts: under taskset the child is taskset itself until it execs node, which
+ * keeps the pid, so the child's pid is the server's.
+ */
 export function cpuTimes(pid: number): CpuTimes {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

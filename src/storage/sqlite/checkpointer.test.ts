@@ -69,7 +69,7 @@ function threadsAtNice(nice: number): number {
 }
 
 describe.runIf(existsSync('/proc/thread-self'))('Checkpointer priority', () => {
-  it('runs the PASSIVE checkpoints on a thread of its own at the lowest priority, and nothing else there', async () => {
+  it('runs the PASSIVE checkpoints on a thread of its own at the lowest priority, and no other thread', async () => {
     const before = threadsAtNice(19);
     const { db, sqlite, checkpointer } = openSqlite(join(dir, 'nice.db'), { everyMs: 20 });
     const store = new SqliteStore(db, sqlite, checkpointer);
