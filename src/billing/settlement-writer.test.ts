@@ -6,6 +6,24 @@ import type { Settlement, Store, UsageRecord } from '../storage/types.js';
 
 const logger = createLogger('silent');
 
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Turns of the event loop until `promise` settles (at most 50). */
+async function turnsUntil(promise: Promise<unknown>): Promise<number> {
+  let done = false;
+  void promise.then(() => (done = true));
+  let turns = 0;
+  while (!done && turns < 50) {
+    await nextTurn();
+    turns++;
+  }
+  return turns;
+}
+
+function commitMany(writer: SettlementWriter, prefix: string, count: number): Promise<void[]> {
+  return Promise.all(Array.from({ length: count }, (_, i) => writer.commit(settlement(`${prefix}${i}`))));
+}
+
 /** A store whose commits are recorded, and fail while `failing` is set. */
 function fakeStore() {
   const batches: string[][] = [];
@@ -40,6 +58,39 @@ describe('SettlementWriter', () => {
     await Promise.all(['r1', 'r2', 'r3'].map((id) => writer.commit(settlement(id), false, () => durable.push(id))));
     expect(store.batches).toEqual([['r1', 'r2', 'r3']]);
     expect(durable).toEqual(['r1', 'r2', 'r3']);
+    await writer.close();
+  });
+
+  it('after a busy commit, lets the next batch gather over the following turns', async () => {
+    const store = fakeStore();
+    const writer = new SettlementWriter(store as unknown as Store, logger);
+    await commitMany(writer, 'a', 10);
+    // Two requests finish in each of the next three turns: one commit takes all six.
+    const later: Promise<void>[] = [];
+    for (let turn = 0; turn < 3; turn++) {
+      later.push(writer.commit(settlement(`b${turn}-0`)), writer.commit(settlement(`b${turn}-1`)));
+      await nextTurn();
+    }
+    await Promise.all(later);
+    expect(store.batches.map((b) => b.length)).toEqual([10, 6]);
+    await writer.close();
+  });
+
+  it('does not gather after a small commit: a quiet gateway commits at the next turn', async () => {
+    const store = fakeStore();
+    const writer = new SettlementWriter(store as unknown as Store, logger);
+    await writer.commit(settlement('q1'));
+    expect(await turnsUntil(writer.commit(settlement('q2')))).toBeLessThanOrEqual(2);
+    expect(store.batches).toEqual([['q1'], ['q2']]);
+    await writer.close();
+  });
+
+  it('stops gathering as soon as a full batch waits', async () => {
+    const store = fakeStore();
+    const writer = new SettlementWriter(store as unknown as Store, logger);
+    await commitMany(writer, 'a', 10);
+    expect(await turnsUntil(commitMany(writer, 'b', 70))).toBeLessThanOrEqual(2);
+    expect(store.batches.map((b) => b.length)).toEqual([10, 70]);
     await writer.close();
   });
 

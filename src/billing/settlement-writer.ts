@@ -6,6 +6,8 @@
  * gateway waits no more than one turn. (SQLite commits synchronously, so without the deferral
  * nothing could ever join a batch.) A stream's end asks for its commit at once when the writer is
  * idle: it saves the stream a socket write of its own for [DONE], worth more than a batch of one.
+ * Once a commit carried a busy turn's worth of requests, the next one waits a few turns more (see
+ * GATHER_TURNS): under load batches grow, and a commit's cost is mostly per batch, not per request.
  *
  * A charged request's usage record comes inside its settlement and is committed with its charge.
  * The records of requests with nothing to commit (uncharged, failed) are not waited for: they are
@@ -34,6 +36,20 @@ const USAGE_CHUNK = 25;
 /** Under pressure, a charge commit carries this many usage records per charge (at least USAGE_CHUNK). */
 const USAGE_PER_CHARGE = 2;
 const USAGE_EVERY_MS = 1_000;
+/**
+ * After a commit of at least BUSY_BATCH requests, the writer lets up to GATHER_TURNS more turns of
+ * the event loop pass, while fewer than GATHER_TARGET requests wait, before the next commit. A
+ * commit's cost is mostly its pages, one or two per table and index it touches whatever the number
+ * of rows (SQLite, batches of 10: 37 µs a request; of 20: 29; of 40: 24), and at 32 connections
+ * the requests of one turn made batches of about 10. The wait is counted in turns, not time: a
+ * turn is long only when the loop has requests to run, and an idle loop turns in microseconds, so
+ * a quiet gateway (where batches stay under BUSY_BATCH anyway) never waits for it. Interleaved
+ * against committing every turn, at 32 connections: 8,155 against 6,265 requests/s and 129
+ * against 163 µs of CPU a request (medians of six); p99 at 1,000 requests/s unchanged.
+ */
+const BUSY_BATCH = 6;
+const GATHER_TURNS = 8;
+const GATHER_TARGET = 64;
 
 interface Pending {
   settlement: Settlement;
@@ -122,7 +138,7 @@ export class SettlementWriter {
   }
 
   /** The next write: waiting charges first, else a chunk of usage records when they are due. */
-  private nextBatch(): { settlements: Settlement[]; finish: () => void } | null {
+  private nextBatch(): { settlements: Settlement[]; charges: number; finish: () => void } | null {
     if (this.queue.length > 0) {
       const batch = this.queue.slice(0, MAX_BATCH);
       const riders = this.usage.length >= USAGE_BATCH ? this.usage.slice(0, Math.max(USAGE_CHUNK, batch.length * USAGE_PER_CHARGE)) : [];
@@ -130,6 +146,7 @@ export class SettlementWriter {
       for (const usage of riders) settlements.push(usageOnly(usage));
       return {
         settlements,
+        charges: batch.length,
         finish: () => {
           this.queue.splice(0, batch.length);
           this.usage.splice(0, riders.length);
@@ -144,6 +161,7 @@ export class SettlementWriter {
     const records = this.usage.slice(0, USAGE_CHUNK);
     return {
       settlements: records.map(usageOnly),
+      charges: 0,
       finish: () => {
         this.usage.splice(0, records.length);
         if (this.usage.length === 0) this.usageDue = false;
@@ -160,6 +178,7 @@ export class SettlementWriter {
         failures = 0;
         // Let requests run between two writes (a commit on SQLite is synchronous).
         await nextTurn();
+        if (batch.charges >= BUSY_BATCH && !this.closed) await this.gather();
       } catch (err) {
         failures++;
         if (failures === 1) this.logger.error({ err, queued: this.queue.length + this.usage.length }, 'could not commit settlements; retrying');
@@ -168,6 +187,11 @@ export class SettlementWriter {
       }
     }
     this.running = null;
+  }
+
+  /** Lets the next batch grow while the loop is busy (see GATHER_TURNS). */
+  private async gather(): Promise<void> {
+    for (let turn = 0; turn < GATHER_TURNS && this.queue.length < GATHER_TARGET; turn++) await nextTurn();
   }
 
   /** Settlements and usage records not yet committed. */
