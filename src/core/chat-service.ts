@@ -20,7 +20,7 @@ import { outcomeOf, type Billing, type BilledRequest } from '../billing/billing.
 import type { CreditHold } from '../billing/types.js';
 import type { Router, RouteTarget } from '../routing/router.js';
 import { isRouteFault, noteRouteFault } from '../routing/failover.js';
-import type { ChatCall, ChatStream, StreamPiece } from '../providers/types.js';
+import type { ChatCall, ChatStream, StreamBatch, StreamPiece } from '../providers/types.js';
 import { validateChatRequest } from '../validation/chat-request.js';
 import { CallDeadlines, type DeadlineSettings } from './deadlines.js';
 import { requiredCapabilities, type Requirement } from './required-capabilities.js';
@@ -58,7 +58,8 @@ export type ChatOutcome =
   | { kind: 'json'; body: string; usage: Usage | null; servedBy: ServedBy; headers: Readonly<Record<string, string>>; upstreamMs: number }
   | {
       kind: 'stream';
-      frames: AsyncIterable<string>;
+      /** Frames as text, or as the upstream's bytes where they already are the frames (never for a `present`ed caller). */
+      frames: AsyncIterable<string | Uint8Array>;
       usage: () => Usage | null;
       servedBy: ServedBy;
       headers: Readonly<Record<string, string>>;
@@ -193,19 +194,29 @@ export class ChatService {
   }
 
   private async *frames(
-    iterator: AsyncIterator<readonly StreamPiece[]>,
-    first: IteratorResult<readonly StreamPiece[]>,
+    iterator: AsyncIterator<StreamBatch>,
+    first: IteratorResult<StreamBatch>,
     includeUsage: boolean,
     deadlines: CallDeadlines,
     tally: StreamTally,
     ctx: ChatCallContext,
     route: RouteTarget,
-  ): AsyncGenerator<string> {
+  ): AsyncGenerator<string | Uint8Array> {
+    // The upstream's bytes are relayed only where the frames are not also kept or shown otherwise.
+    const asRead = tally.transcript === null && ctx.present === undefined;
     try {
       for (let next = first; next.done !== true; next = await iterator.next()) {
         deadlines.progress();
+        const batch = next.value;
+        const wire = asRead ? batch.wire : undefined;
+        let i = 0;
+        if (wire !== undefined) {
+          for (; i < wire.pieces; i++) tally.produced += (batch[i] as StreamPiece).tokens ?? 1;
+          yield wire.bytes;
+        }
         let frames = '';
-        for (const piece of next.value) {
+        for (; i < batch.length; i++) {
+          const piece = batch[i] as StreamPiece;
           if (piece.usageOnly === true) {
             if (includeUsage) frames += dataFrame(piece.data);
           } else {

@@ -39,12 +39,24 @@ export interface StreamPiece {
 }
 
 /**
+ * The chunks one upstream read delivered. `wire`, when the adapter gives it: the bytes read that
+ * are exactly the first `wire.pieces` chunks written as caller frames (`data: <data>` and a blank
+ * line each), which the relay may write as they are instead of encoding the frames again.
+ */
+export type StreamBatch = readonly StreamPiece[] & { readonly wire?: WireBytes };
+
+export interface WireBytes {
+  readonly bytes: Uint8Array;
+  readonly pieces: number;
+}
+
+/**
  * A started stream. Iterating yields the chunks in batches, one batch for what one upstream read
  * delivered (never empty), because each step through an async iterator costs more than relaying
  * a chunk. The iterator ends after the upstream's proper end and throws a GatewayError when the
  * upstream fails or cuts the stream without a proper end.
  */
-export interface ChatStream extends AsyncIterable<readonly StreamPiece[]> {
+export interface ChatStream extends AsyncIterable<StreamBatch> {
   /** Usage as last reported by the upstream (complete once iteration ended). */
   readonly usage: Usage | null;
 }

@@ -84,6 +84,34 @@ describe.each(Object.keys(expected))('the openai SDK against %s', (model) => {
   });
 });
 
+describe('a stream relayed as the upstream sent it', () => {
+  const stream = (headers: Record<string, string> = {}): Promise<Response> =>
+    fetch(`${gw.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: 'Say hello' }], stream: true }),
+    });
+  /** The fake gives each completion an id and a time of its own. */
+  const normalised = (text: string): string => text.replaceAll(/"id":"[^"]+"/g, '"id":"x"').replaceAll(/"created":\d+/g, '"created":0');
+
+  it('sends the same frames as when they are rebuilt for an Idempotency-Key, without the usage chunk not asked for', async () => {
+    // Without a key the upstream's bytes are written as read; with one the frames are rebuilt, to be recorded.
+    const asRead = await (await stream()).text();
+    const rebuilt = await (await stream({ 'idempotency-key': `relay-${Date.now()}` })).text();
+    expect(normalised(asRead)).toBe(normalised(rebuilt));
+    const frames = asRead.split('\n\n');
+    expect(frames.pop()).toBe('');
+    expect(frames.pop()).toBe('data: [DONE]');
+    expect(frames.length).toBeGreaterThan(2);
+    for (const frame of frames) {
+      expect(frame.startsWith('data: {')).toBe(true);
+      const chunk = JSON.parse(frame.slice(6)) as { choices: unknown[]; usage?: unknown };
+      expect(chunk.choices).toHaveLength(1);
+      expect(chunk.usage).toBeNull();
+    }
+  });
+});
+
 describe('translation and faults through real wire formats', () => {
   it('sends the upstream model name and the provider key upstream, never the caller key', async () => {
     await client.chat.completions.create({ model: 'gpt-test', messages: [{ role: 'user', content: 'x' }], temperature: 0.5, seed: 7 });

@@ -175,10 +175,11 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
 }
 
 /** Chat frames shown as Responses events, as they come; the final response kept before the last events go out. */
-async function* shown(frames: AsyncIterable<string>, stream: ResponsesStream, keep: Keep | null): AsyncGenerator<string> {
+async function* shown(frames: AsyncIterable<string | Uint8Array>, stream: ResponsesStream, keep: Keep | null): AsyncGenerator<string> {
   let kept = false;
   for await (const chat of frames) {
-    const events = stream.push(chat);
+    // The service gives a shown stream's frames as text; bytes would be the same frames, in UTF-8.
+    const events = stream.push(typeof chat === 'string' ? chat : Buffer.from(chat.buffer, chat.byteOffset, chat.byteLength).toString('utf8'));
     if (keep !== null && !kept && stream.response !== null) {
       kept = true;
       await keep(stream.response);

@@ -5,7 +5,7 @@ import { FAKE_DEFAULT_REPLY, FAKE_OPENAI_KEY, startFakeOpenAI, type FakeOpenAI }
 import type { ProviderConfig } from '../../config/schema.js';
 import { GatewayError } from '../../errors/index.js';
 import type { ChatCompletionChunk, ChatCompletionRequest } from '../../protocol/chat.js';
-import type { ChatCall, ProviderAdapter, StreamPiece } from '../types.js';
+import type { ChatCall, ProviderAdapter, StreamBatch, StreamPiece } from '../types.js';
 import { createOpenAIAdapter } from './adapter.js';
 import { MAX_STREAM_EVENT_CHARS } from '../upstream/event-size.js';
 import { Cancellation, type CancelSignal } from '../../util/cancellation.js';
@@ -394,6 +394,92 @@ describe('OpenAI adapter: streaming', () => {
     }
     const result = await adapter.chat(chatCall());
     expect(result.completion.choices[0]?.message.content).toBe(FAKE_DEFAULT_REPLY);
+  });
+
+  describe('the bytes read, where they already are the frames', () => {
+    const event = (content: string, finish = 'null'): string => `{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":${JSON.stringify(content)}},"finish_reason":${finish}}],"usage":null}`;
+    const usageOnly = '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":3}}';
+    const frame = (data: string): string => `data: ${data}\n\n`;
+
+    /** Streams `wire` in `size`-byte writes and checks, for every batch, that its bytes are its first pieces' frames. */
+    async function batchesOf(wire: string, size: number): Promise<StreamBatch[]> {
+      const server = size === 0
+        ? await rawServer((_req, res) => {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          res.end(wire);
+        })
+        : await dribblingStream(Buffer.from(wire), size);
+      const raw = createOpenAIAdapter(providerConfig(server.url), { connectTimeoutMs: 2_000 });
+      try {
+        const batches: StreamBatch[] = [];
+        for await (const batch of await raw.chatStream(chatCall({ stream: true }))) {
+          batches.push(batch);
+          if (batch.wire === undefined) continue;
+          expect(batch.wire.pieces).toBeGreaterThan(0);
+          expect(batch.wire.pieces).toBeLessThanOrEqual(batch.length);
+          expect(Buffer.from(batch.wire.bytes).toString('utf8')).toBe(batch.slice(0, batch.wire.pieces).map((p) => frame(p.data)).join(''));
+          expect(batch.slice(0, batch.wire.pieces).some((p) => p.usageOnly === true)).toBe(false);
+        }
+        return batches;
+      } finally {
+        await raw.close();
+        await server.close();
+      }
+    }
+
+    it('gives the bytes of a read of whole events, up to the usage-only chunk and [DONE]', async () => {
+      const wire = [event('a'), event(' b'), event('', '"stop"'), usageOnly].map(frame).join('') + 'data: [DONE]\n\n';
+      const [batch, ...rest] = await batchesOf(wire, 0);
+      expect(rest).toEqual([]);
+      expect(batch).toHaveLength(4);
+      expect(batch!.wire?.pieces).toBe(3);
+      expect(Buffer.from(batch!.wire!.bytes).toString()).toBe([event('a'), event(' b'), event('', '"stop"')].map(frame).join(''));
+    });
+
+    it('gives a read of whole events that is not ASCII as it came, and none for a read that also ends the stream', async () => {
+      const wire = [event('日本'), event(' é')].map(frame).join('');
+      const server = await rawServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(wire);
+        setTimeout(() => res.end(`${frame(event('ü', '"stop"'))}data: [DONE]\n\n`), 20);
+      });
+      const raw = createOpenAIAdapter(providerConfig(server.url), { connectTimeoutMs: 2_000 });
+      try {
+        const batches: StreamBatch[] = [];
+        for await (const batch of await raw.chatStream(chatCall({ stream: true }))) batches.push(batch);
+        expect(batches).toHaveLength(2);
+        expect(Buffer.from(batches[0]!.wire!.bytes).toString()).toBe(wire);
+        expect(batches[0]!.wire!.pieces).toBe(2);
+        expect(batches[1]!.wire).toBeUndefined();
+        expect(batches[1]!.map((p) => p.data)).toEqual([event('ü', '"stop"')]);
+      } finally {
+        await raw.close();
+        await server.close();
+      }
+    });
+
+    it('gives none for events it relays changed', async () => {
+      const joined = 'data: {"id":"c1","choices":[{"index":0,\ndata: "delta":{"content":"x"}}]}\n\n';
+      for (const wire of [`data:${event('a')}\n\n`, `data:  ${event('a')}\n\n`, `data: ${event('a')}\r\n\r\n`, joined, `data: \n\n${frame(event('a'))}`]) {
+        const batches = await batchesOf(`${wire}data: [DONE]\n\n`, 0);
+        expect(batches.every((b) => b.wire === undefined)).toBe(true);
+      }
+    });
+
+    it('keeps the bytes and the frames the same however the stream is split', async () => {
+      const events = [event('a'), event('b'), event('ü'), event('c'), event('', '"stop"'), usageOnly];
+      const whole = frame(event('a')).length;
+      let given = 0;
+      for (const head of ['', ': ping\n\n']) {
+        const wire = `${head}${events.map(frame).join('')}data: [DONE]\n\n`;
+        for (const size of [1, 5, 64, whole, 2 * whole, 400]) {
+          const batches = await batchesOf(wire, size);
+          given += batches.filter((b) => b.wire !== undefined).length;
+          expect(batches.flat().map((p) => p.data)).toEqual(events);
+        }
+      }
+      expect(given).toBeGreaterThan(0);
+    });
   });
 
   it('refuses to be iterated twice', async () => {

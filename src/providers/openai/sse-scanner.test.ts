@@ -96,3 +96,72 @@ describe('SseScanner', () => {
     expect(partial.unterminated()).toBe('{"a":1}');
   });
 });
+
+describe('SseScanner: events in the canonical form', () => {
+  /** The verbatim events of one feed as the text they span, each checked against its frame. */
+  function verbatim(scanner: SseScanner, text: string): string[] {
+    const spans: string[] = [];
+    for (let i = 0, start = 0; i < scanner.verbatimCount; i++) {
+      const span = text.slice(start, scanner.ends[i]);
+      expect(span).toBe(`data: ${scanner.data[i]}\n\n`);
+      spans.push(span);
+      start = scanner.ends[i]!;
+    }
+    return spans;
+  }
+
+  it('counts a feed of back-to-back `data: ` events, with where each ends', () => {
+    const scanner = new SseScanner();
+    const text = 'data: {"a":1}\n\ndata: {"b":2}\n\ndata: [DONE]\n\n';
+    scanner.feed(text);
+    expect(scanner.count).toBe(3);
+    expect(scanner.verbatimCount).toBe(3);
+    expect(verbatim(scanner, text)).toHaveLength(3);
+    expect(scanner.ends[2]).toBe(text.length);
+  });
+
+  it.each([
+    ['a comment', 'data: 1\n\n: ping\n\ndata: 2\n\n', 1],
+    ['an event name', 'data: 1\n\nevent: x\ndata: 2\n\n', 1],
+    ['no space after the colon', 'data: 1\n\ndata:2\n\n', 1],
+    ['two spaces after the colon', 'data: 1\n\ndata:  2\n\n', 2],
+    ['a bare data line', 'data: 1\n\ndata\n\n', 1],
+    ['an id line', 'data: 1\n\nid: 4\ndata: 2\n\n', 1],
+    ['an extra blank line', 'data: 1\n\n\ndata: 2\n\n', 1],
+    ['several data lines', 'data: 1\n\ndata: 2\ndata: 3\n\n', 1],
+    ['CRLF line ends', 'data: 1\r\n\r\ndata: 2\r\n\r\n', 0],
+    ['a byte-order mark', '\ufeffdata: 1\n\n', 0],
+  ])('stops counting at %s', (_what, text, expected) => {
+    const scanner = new SseScanner();
+    scanner.feed(text);
+    expect(scanner.verbatimCount).toBe(expected);
+    verbatim(scanner, text);
+  });
+
+  it('counts nothing in a feed that completes an event begun before it, nor after a held CR', () => {
+    const scanner = new SseScanner();
+    scanner.feed('data: {"a"');
+    expect(scanner.verbatimCount).toBe(0);
+    scanner.feed(':1}\n\ndata: 2\n\n');
+    expect(scanner.count).toBe(2);
+    expect(scanner.verbatimCount).toBe(0);
+    scanner.feed('data: 3\n\ndata: 4\n');
+    expect(scanner.count).toBe(1);
+    expect(scanner.verbatimCount).toBe(1);
+    scanner.feed('\n');
+    expect(scanner.verbatimCount).toBe(0);
+    scanner.feed('data: 5\r');
+    scanner.feed('\ndata: 6\n\n');
+    expect(scanner.verbatimCount).toBe(0);
+  });
+
+  it('matches the frames at every split of a mixed stream', () => {
+    for (let cut = 0; cut <= STREAM.length; cut++) {
+      const scanner = new SseScanner();
+      for (const piece of [STREAM.slice(0, cut), STREAM.slice(cut)]) {
+        scanner.feed(piece);
+        verbatim(scanner, piece);
+      }
+    }
+  });
+});

@@ -25,6 +25,18 @@ export class SseScanner {
   /** Whether each completed event's data was joined from several `data:` lines (so holds LFs). */
   readonly joined: boolean[] = [];
 
+  /**
+   * How many of the last feed's first events were written in the canonical form, `data: <data>`
+   * and a blank line with LF line ends, back to back from the feed's first character with nothing
+   * held before it. The fed text up to `ends[i]` (just after event i's blank line, for i below
+   * this count) is then exactly what the relay writes for events 0..i, so the bytes read can be
+   * written instead.
+   */
+  get verbatimCount(): number {
+    return this.verbatimEvents;
+  }
+  readonly ends: number[] = [];
+
   private filled = 0;
   /** A byte-order mark may open the stream, and is not part of the first line. */
   private atStart = true;
@@ -35,6 +47,9 @@ export class SseScanner {
   private pendingData: string | undefined;
   private pendingName: string | undefined;
   private pendingJoined = false;
+  /** The feed is still canonical up to where it has been scanned (see verbatimCount). */
+  private verbatim = false;
+  private verbatimEvents = 0;
 
   /** Text held for an event not yet complete: its data so far and its unended line. */
   get pendingLength(): number {
@@ -44,6 +59,8 @@ export class SseScanner {
   /** Scans the next piece of decoded text; completed events land in `data` and `names`. */
   feed(text: string): void {
     this.filled = 0;
+    this.verbatimEvents = 0;
+    this.verbatim = this.rest === '' && this.pendingData === undefined && !this.afterCr;
     // The rest of a long line: only the new text can end it, so the held part is not searched again.
     if (this.rest !== '' && !this.afterCr && text.indexOf('\n') === -1 && text.indexOf('\r') === -1) {
       this.rest += text;
@@ -51,7 +68,10 @@ export class SseScanner {
     }
     if (this.atStart && text !== '') {
       this.atStart = false;
-      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      if (text.charCodeAt(0) === 0xfeff) {
+        text = text.slice(1);
+        this.verbatim = false;
+      }
     }
     if (this.afterCr) {
       this.afterCr = false;
@@ -63,13 +83,14 @@ export class SseScanner {
     }
     // A lone CR is a legal line end; normalising once here keeps the line loop to one indexOf.
     if (text.indexOf('\r') !== -1) {
+      this.verbatim = false;
       if (text.charCodeAt(text.length - 1) === 13) this.afterCr = true;
       text = text.replace(CR_LINE_END, '\n');
     }
     let start = 0;
     let end = text.indexOf('\n');
     while (end !== -1) {
-      if (end === start) this.dispatch();
+      if (end === start) this.dispatch(end + 1);
       else this.line(text, start, end);
       start = end + 1;
       end = text.indexOf('\n', start);
@@ -97,14 +118,17 @@ export class SseScanner {
 
   private line(text: string, start: number, end: number): void {
     const first = text.charCodeAt(start);
-    if (first === 58 /* : */) return;
     if (first === 100 /* d */ && text.startsWith('data', start)) {
       const colon = start + 4;
+      if (colon !== end && text.charCodeAt(colon) === 58 && text.charCodeAt(colon + 1) === 32) return this.appendData(text.slice(colon + 2, end));
+      this.verbatim = false;
       if (colon === end) return this.appendData('');
       if (text.charCodeAt(colon) !== 58) return;
-      const value = text.slice(text.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1, end);
-      return this.appendData(value);
+      return this.appendData(text.slice(colon + 1, end));
     }
+    // Anything but a `data: ` line is left out of, or changes, what the relay writes.
+    this.verbatim = false;
+    if (first === 58 /* : */) return;
     if (first === 101 /* e */ && text.startsWith('event', start)) {
       const colon = start + 5;
       if (colon === end) {
@@ -123,16 +147,24 @@ export class SseScanner {
     } else {
       this.pendingData = `${this.pendingData}\n${value}`;
       this.pendingJoined = true;
+      this.verbatim = false;
     }
   }
 
-  private dispatch(): void {
+  /** `after`: the index in the fed text just after the blank line that ends the event. */
+  private dispatch(after: number): void {
     const data = this.pendingData;
     if (data !== undefined) {
       this.data[this.filled] = data;
       this.names[this.filled] = this.pendingName;
       this.joined[this.filled] = this.pendingJoined;
       this.filled++;
+      if (this.verbatim) {
+        this.ends[this.verbatimEvents] = after;
+        this.verbatimEvents = this.filled;
+      }
+    } else {
+      this.verbatim = false;
     }
     this.pendingData = undefined;
     this.pendingName = undefined;

@@ -5,11 +5,11 @@
  * check that a chunk is an object, opened and closed, catches what a cut or garbled stream
  * actually sends (a frame cut short), not every possible invalid JSON text.
  */
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { StringDecoder } from 'node:string_decoder';
 import { GatewayError } from '../../errors/index.js';
 import type { Usage } from '../../protocol/chat.js';
-import type { ChatStream, StreamPiece } from '../types.js';
+import type { ChatStream, StreamBatch, StreamPiece, WireBytes } from '../types.js';
 import type { StreamedAnswer } from '../upstream/dispatched-call.js';
 import { upstreamFault } from '../upstream/upstream-faults.js';
 import { SseScanner } from './sse-scanner.js';
@@ -51,14 +51,14 @@ export class OpenAIChatStream implements ChatStream {
     return this.seenUsage;
   }
 
-  [Symbol.asyncIterator](): AsyncIterator<StreamPiece[]> {
+  [Symbol.asyncIterator](): AsyncIterator<StreamBatch> {
     // The body can be read once; a second reader would see an empty body and report truncation.
     if (this.iterated) throw new GatewayError('internal_error', 'An upstream stream was iterated twice.');
     this.iterated = true;
     return this.batches();
   }
 
-  private async *batches(): AsyncGenerator<StreamPiece[]> {
+  private async *batches(): AsyncGenerator<StreamBatch> {
     const body = this.res.body;
     const scanner = new SseScanner();
     // StringDecoder, not TextDecoder: both keep a UTF-8 sequence split across reads whole, but
@@ -81,12 +81,17 @@ export class OpenAIChatStream implements ChatStream {
         const events = scanner.data;
         const names = scanner.names;
         const joined = scanner.joined;
-        const batch: StreamPiece[] = [];
+        const batch: StreamPiece[] & { wire?: WireBytes } = [];
         let failure: Error | undefined;
-        for (let i = 0, count = scanner.count; i < count; i++) {
+        // The first events relayed unchanged, in the canonical form: their bytes are the frames.
+        const verbatim = scanner.verbatimCount;
+        let unchanged = 0;
+        let unchangedSoFar = verbatim > 0;
+        const count = scanner.count;
+        for (let i = 0; i < count; i++) {
           let piece: StreamPiece | typeof DONE | typeof SKIP;
+          const data = events[i] as string;
           try {
-            const data = events[i] as string;
             piece = this.piece(joined[i] === true ? oneLine(data) : data, names[i], maybeError);
           } catch (err) {
             // What came before the error in this read is still delivered, then the error.
@@ -97,7 +102,18 @@ export class OpenAIChatStream implements ChatStream {
             done = true;
             break;
           }
-          if (piece !== SKIP) batch.push(piece);
+          if (piece === SKIP) {
+            unchangedSoFar = false;
+            continue;
+          }
+          // A usage-only chunk is relayed only to a caller who asked for it: not decided here.
+          if (unchangedSoFar && i < verbatim && piece.data === data && piece.usageOnly !== true) unchanged++;
+          else unchangedSoFar = false;
+          batch.push(piece);
+        }
+        if (unchanged > 0) {
+          const wire = wireOf(chunk, ascii, scanner.ends[unchanged - 1] as number, text.length, unchanged === count);
+          if (wire !== null) batch.wire = { bytes: wire, pieces: unchanged };
         }
         if (batch.length > 0) yield batch;
         if (failure !== undefined) throw failure;
@@ -184,6 +200,17 @@ export class OpenAIChatStream implements ChatStream {
 }
 
 const NULL_USAGE_END = '"usage":null}';
+
+/**
+ * The bytes of a read's first events, `end` characters of its text, when they can be relayed
+ * as read. An ASCII read's characters are its bytes. Otherwise only a read that is nothing but
+ * such events can be (`all`, and its text ends there), and only if it is valid UTF-8: the
+ * decoder would have replaced what is not, and the bytes must say what the frames say.
+ */
+function wireOf(chunk: Buffer, ascii: boolean, end: number, textLength: number, all: boolean): Uint8Array | null {
+  if (ascii) return end === chunk.length ? chunk : chunk.subarray(0, end);
+  return all && end === textLength && isUtf8(chunk) ? chunk : null;
+}
 
 /**
  * Whether the events completed by a read may hold the word `error"`, so that only those are
