@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { HAS_TASKSET, cpuTimes, residentBytes, startServer, systemCalls, type Server } from './lib/processes.js';
-import { runLoad, type LoadResult } from './lib/load.js';
+import { describeStatuses, runLoad, type LoadResult } from './lib/load.js';
 import { runFixedRate } from './lib/fixed-rate.js';
 import { ensurePortkey, PORTKEY_VERSION } from './lib/peer.js';
 import { fmt, median, ratio } from './lib/stats.js';
@@ -273,7 +273,7 @@ async function matrix(): Promise<number> {
           samples.set(target.name, [...(samples.get(target.name) ?? []), sample]);
           if (sample.errors + sample.non2xx > 0) {
             errors += sample.errors + sample.non2xx;
-            console.error(`bench: ${target.name} answered ${sample.non2xx} non-2xx and ${sample.errors} errors in ${scenario.id}`);
+            console.error(`bench: ${target.name} answered ${sample.non2xx} non-2xx (${describeStatuses(sample.statuses) || 'none'}) and ${sample.errors} errors in ${scenario.id}`);
           }
           console.log(`  ${scenario.id} rep ${rep + 1} ${target.name}: ${fmt(sample.rps)} req/s, p99 ${fmt(sample.p99, 2)} ms, ${fmt(sample.cpuMicros)} µs CPU/req (${fmt(sample.userMicros)} user), ${fmt(sample.syscalls, 1)} syscalls/req, ${fmt(sample.stealPct, 1)}% stolen`);
         }

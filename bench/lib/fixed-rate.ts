@@ -30,6 +30,7 @@ export async function runFixedRate(spec: FixedRateSpec): Promise<LoadResult> {
   const latencies: number[] = [];
   let errors = 0;
   let non2xx = 0;
+  const statuses: Record<string, number> = {};
   const pending = new Set<Promise<void>>();
   const send = (counted: boolean): void => {
     const start = process.hrtime.bigint();
@@ -38,7 +39,10 @@ export async function runFixedRate(spec: FixedRateSpec): Promise<LoadResult> {
       .then(async (res) => {
         await res.body.arrayBuffer();
         if (counted) latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
-        if (res.statusCode < 200 || res.statusCode >= 300) non2xx++;
+        if (res.statusCode < 200 || res.statusCode >= 300) {
+          non2xx++;
+          statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+        }
       })
       .catch(() => {
         errors++;
@@ -73,5 +77,5 @@ export async function runFixedRate(spec: FixedRateSpec): Promise<LoadResult> {
   const seconds = (performance.now() - measuredFrom) / 1000;
   await pool.close();
   latencies.sort((a, b) => a - b);
-  return { requests: latencies.length, rps: latencies.length / seconds, p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors, non2xx };
+  return { requests: latencies.length, rps: latencies.length / seconds, p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), errors, non2xx, statuses };
 }

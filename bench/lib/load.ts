@@ -17,6 +17,13 @@ export interface LoadResult {
   p99: number;
   errors: number;
   non2xx: number;
+  /** How many answers of each status outside 2xx, so that a failed run says what failed. */
+  statuses: Record<string, number>;
+}
+
+/** The statuses outside 2xx and their counts as a short text for a log line, e.g. `503: 4, 504: 1`. */
+export function describeStatuses(statuses: Record<string, number>): string {
+  return Object.entries(statuses).map(([status, count]) => `${status}: ${count}`).join(', ');
 }
 
 export function runLoad(spec: LoadSpec): Promise<LoadResult> {
@@ -41,6 +48,11 @@ export function runLoad(spec: LoadSpec): Promise<LoadResult> {
           p99: result.latency.p99,
           errors: result.errors + result.timeouts,
           non2xx: result.non2xx,
+          statuses: Object.fromEntries(
+            Object.entries(result.statusCodeStats ?? {})
+              .filter(([status]) => !status.startsWith('2'))
+              .map(([status, stats]) => [status, stats.count ?? 0]),
+          ),
         });
       },
     );
