@@ -58,7 +58,7 @@ export interface GatewayOptions {
 }
 
 export async function createGateway(config: Config, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
-  const store = await openStore(config.storage.url);
+  const store = await openStore(config.storage.url, { onCheckpointProblem: (message) => logger.warn({ detail: message }, 'SQLite checkpoint') });
   let adapters: Map<string, ProviderAdapter> | undefined;
   let limits: OpenedLimiter | undefined;
   let billing: OpenedBilling | undefined;

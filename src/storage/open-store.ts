@@ -14,11 +14,17 @@ export function sqlitePathFromUrl(url: string): string {
   return path === ':memory:' ? path : resolve(path);
 }
 
-export async function openStore(url: string): Promise<Store> {
+export interface OpenStoreOptions {
+  /** Told of what goes wrong or slowly in SQLite's background checkpoints, for the log. */
+  onCheckpointProblem?: (message: string) => void;
+}
+
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   let store: SqlStore;
   let migrationDb: Kysely<Database> | undefined;
   if (url.startsWith('sqlite://')) {
-    const { db, sqlite, checkpointer } = openSqlite(sqlitePathFromUrl(url));
+    const { onCheckpointProblem } = options;
+    const { db, sqlite, checkpointer } = openSqlite(sqlitePathFromUrl(url), onCheckpointProblem === undefined ? {} : { onError: onCheckpointProblem });
     store = new SqliteStore(db, sqlite, checkpointer);
   } else {
     const opened = await openPostgres(url);

@@ -16,6 +16,13 @@
  * file, took 35 ms) while the event loop, unlike a writer spinning in SQLite's busy handler, runs
  * on. Measured at 1,000 requests/s after a minute at 32 connections: the log stays under 70 MB
  * instead of passing 1.9 GB, and the gateway's CPU per request falls by a fifth.
+ *
+ * The pause lasts until the restarter answers, however long its disk takes: the restart holds the
+ * log's write lock from start to end, so a commit let through earlier would wait in SQLite's busy
+ * handler on the event loop, stalling every request for the rest of the restart (a stall of a
+ * second makes the load shedder refuse the next second's requests). A pause past `slowPauseMs`
+ * is reported; the callers of the held commits get their answers after the settlement writer's
+ * own wait, as for any slow commit.
  */
 import { Worker } from 'node:worker_threads';
 
@@ -93,8 +100,8 @@ export interface CheckpointerOptions {
   everyMs?: number;
   /** Log length (in pages) past which the log is truncated under a pause of the commits. */
   restartFrames?: number;
-  /** The longest pause: if the worker does not answer by then, commits go on regardless. */
-  maxPauseMs?: number;
+  /** A pause longer than this is reported (`onError`); the commits still wait for the restart's end. */
+  slowPauseMs?: number;
   /** The copier thread's nice value (Linux): 19, the lowest priority, unless a test needs it to keep pace. */
   copierNice?: number;
   onError?: (message: string) => void;
@@ -109,12 +116,15 @@ export class Checkpointer {
   private readonly copier: Worker;
   private readonly restarter: Worker;
   private gate: WriteGate | null = null;
-  private pauseTimer: NodeJS.Timeout | null = null;
-  private readonly maxPauseMs: number;
+  private paused = false;
+  private slowTimer: NodeJS.Timeout | null = null;
+  private readonly slowPauseMs: number;
+  private readonly onError: (message: string) => void;
 
   constructor(path: string, driverPath: string, options: CheckpointerOptions = {}) {
-    const { everyMs = 1_000, restartFrames = 16_384, maxPauseMs = 2_000, copierNice = 19, onError = () => undefined } = options;
-    this.maxPauseMs = maxPauseMs;
+    const { everyMs = 1_000, restartFrames = 16_384, slowPauseMs = 2_000, copierNice = 19, onError = () => undefined } = options;
+    this.slowPauseMs = slowPauseMs;
+    this.onError = onError;
     const workerData = { path, driver: driverPath, everyMs, restartFrames, copierNice };
     this.copier = new Worker(COPIER_SOURCE, { eval: true, workerData });
     this.restarter = new Worker(RESTARTER_SOURCE, { eval: true, workerData });
@@ -130,6 +140,8 @@ export class Checkpointer {
       });
       worker.unref();
     }
+    // A restarter gone for any reason can no longer end a pause.
+    this.restarter.on('exit', () => this.resume());
   }
 
   /** The store's commits, paused while the log is truncated; without one, the worker never pauses anything. */
@@ -144,7 +156,13 @@ export class Checkpointer {
       return;
     }
     this.gate.pause();
-    this.pauseTimer = setTimeout(() => this.resume(), this.maxPauseMs);
+    this.paused = true;
+    const began = performance.now();
+    this.slowTimer = setTimeout(() => {
+      this.slowTimer = null;
+      this.onError(`restarting the write-ahead log has held the store's commits for ${Math.round(performance.now() - began)} ms; they wait for its end (a slow disk?)`);
+    }, this.slowPauseMs);
+    this.slowTimer.unref();
     // No commit is open here: the store commits synchronously, so none spans this callback.
     this.restarter.postMessage('paused');
   }
@@ -156,9 +174,10 @@ export class Checkpointer {
   }
 
   private resume(): void {
-    if (this.pauseTimer === null) return;
-    clearTimeout(this.pauseTimer);
-    this.pauseTimer = null;
+    if (!this.paused) return;
+    this.paused = false;
+    if (this.slowTimer !== null) clearTimeout(this.slowTimer);
+    this.slowTimer = null;
     this.gate?.resume();
   }
 
