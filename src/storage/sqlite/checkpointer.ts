@@ -117,6 +117,7 @@ export class Checkpointer {
   private readonly restarter: Worker;
   private gate: WriteGate | null = null;
   private paused = false;
+  private restarterGone = false;
   private slowTimer: NodeJS.Timeout | null = null;
   private readonly slowPauseMs: number;
   private readonly onError: (message: string) => void;
@@ -140,8 +141,11 @@ export class Checkpointer {
       });
       worker.unref();
     }
-    // A restarter gone for any reason can no longer end a pause.
-    this.restarter.on('exit', () => this.resume());
+    // A restarter gone for any reason can no longer end a pause, nor start the log over.
+    this.restarter.on('exit', () => {
+      this.restarterGone = true;
+      this.resume();
+    });
   }
 
   /** The store's commits, paused while the log is truncated; without one, the worker never pauses anything. */
@@ -150,6 +154,11 @@ export class Checkpointer {
   }
 
   private pause(): void {
+    if (this.restarterGone) {
+      // Nobody would end the pause: the commits go on, and the log grows between PASSIVE checkpoints.
+      this.onError('the write-ahead log cannot be started over: its worker has exited');
+      return;
+    }
     if (this.gate === null) {
       // Nothing to hold back: truncating then only waits in the worker for a gap between writes.
       this.restarter.postMessage('paused');
