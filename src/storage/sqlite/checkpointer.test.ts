@@ -1,8 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import SQLite from 'better-sqlite3';
+import { Checkpointer } from './checkpointer.js';
 import { openSqlite } from './open-sqlite.js';
 import { SqliteStore } from './sqlite-store.js';
 import type { Settlement } from '../types.js';
@@ -122,5 +124,75 @@ describe.runIf(existsSync('/proc/thread-self'))('Checkpointer priority', () => {
     const main = readFileSync('/proc/thread-self/stat', 'utf8');
     expect(Number(main.slice(main.lastIndexOf(')') + 2).split(' ')[16])).toBe(0);
     await store.close();
+  });
+});
+
+/**
+ * A driver module for the workers that is better-sqlite3 itself, except in the restarter: there it
+ * fails to load (`refuse`) or ends the worker when asked to restart the log (`exit`).
+ */
+function restarterDriver(name: string, failure: 'refuse' | 'exit'): string {
+  const path = join(dir, `${name}.cjs`);
+  const real = JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'));
+  writeFileSync(
+    path,
+    `const { workerData } = require('node:worker_threads');
+const SQLite = require(${real});
+if (workerData.role !== 'restarter') module.exports = SQLite;
+else if (${JSON.stringify(failure)} === 'refuse') throw new Error('no driver for the restarter');
+else module.exports = class extends SQLite {
+  pragma(source, options) {
+    if (source.includes('RESTART')) process.exit(1);
+    return super.pragma(source, options);
+  }
+};
+`,
+  );
+  return path;
+}
+
+/** A database in WAL mode whose log holds more frames than the checkpointer's restart threshold. */
+function logWithFrames(path: string): SQLite.Database {
+  const db = new SQLite(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('wal_autocheckpoint = 0');
+  db.exec('create table t (n integer)');
+  for (let n = 0; n < 50; n++) db.prepare('insert into t values (?)').run(n);
+  return db;
+}
+
+async function until(check: () => boolean, ms = 5_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+}
+
+describe('Checkpointer: its restarter gone', () => {
+  it('holds no commit back once the restarter has exited, and says why the log is not started over', async () => {
+    const path = join(dir, 'no-restarter.db');
+    const db = logWithFrames(path);
+    const problems: string[] = [];
+    const gate = { pauses: 0, resumes: 0 };
+    const checkpointer = new Checkpointer(path, restarterDriver('refuse', 'refuse'), { everyMs: 50, restartFrames: 5, copierNice: 0, onError: (m) => problems.push(m) });
+    checkpointer.attach({ pause: () => gate.pauses++, resume: () => gate.resumes++ });
+    await until(() => problems.some((m) => m.includes('cannot be started over')));
+    // Asked once: the copier waits for an answer that will not come, and goes on with PASSIVE checkpoints.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(problems.filter((m) => m.includes('cannot be started over'))).toHaveLength(1);
+    expect(gate.pauses).toBe(0);
+    db.prepare('insert into t values (?)').run(51);
+    await checkpointer.stop();
+    db.close();
+  });
+
+  it('lifts a pause when the restarter exits in the middle of it', async () => {
+    const path = join(dir, 'restarter-exits.db');
+    const db = logWithFrames(path);
+    const gate = { pauses: 0, resumes: 0 };
+    const checkpointer = new Checkpointer(path, restarterDriver('exit', 'exit'), { everyMs: 50, restartFrames: 5, copierNice: 0 });
+    checkpointer.attach({ pause: () => gate.pauses++, resume: () => gate.resumes++ });
+    await until(() => gate.resumes > 0);
+    expect(gate).toEqual({ pauses: 1, resumes: 1 });
+    await checkpointer.stop();
+    db.close();
   });
 });

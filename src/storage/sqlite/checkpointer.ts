@@ -126,9 +126,10 @@ export class Checkpointer {
     const { everyMs = 1_000, restartFrames = 16_384, slowPauseMs = 2_000, copierNice = 19, onError = () => undefined } = options;
     this.slowPauseMs = slowPauseMs;
     this.onError = onError;
+    // `role` tells a driver module which worker loads it: tests stand in one that fails in one of them.
     const workerData = { path, driver: driverPath, everyMs, restartFrames, copierNice };
-    this.copier = new Worker(COPIER_SOURCE, { eval: true, workerData });
-    this.restarter = new Worker(RESTARTER_SOURCE, { eval: true, workerData });
+    this.copier = new Worker(COPIER_SOURCE, { eval: true, workerData: { ...workerData, role: 'copier' } });
+    this.restarter = new Worker(RESTARTER_SOURCE, { eval: true, workerData: { ...workerData, role: 'restarter' } });
     for (const worker of [this.copier, this.restarter]) {
       worker.on('message', (message: WorkerMessage) => {
         if (message.type === 'pause') this.pause();
@@ -198,6 +199,8 @@ export class Checkpointer {
 }
 
 async function stopWorker(worker: Worker): Promise<void> {
+  // Exited already (its 'exit' came and went): nothing would answer the stop.
+  if (worker.threadId === -1) return;
   const stopped = new Promise<void>((resolve) => {
     worker.on('message', (message: WorkerMessage) => {
       if (message.type === 'stopped') resolve();
