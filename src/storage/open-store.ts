@@ -24,8 +24,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   let migrationDb: Kysely<Database> | undefined;
   if (url.startsWith('sqlite://')) {
     const { onCheckpointProblem } = options;
-    const { db, sqlite, checkpointer } = openSqlite(sqlitePathFromUrl(url), onCheckpointProblem === undefined ? {} : { onError: onCheckpointProblem });
-    store = new SqliteStore(db, sqlite, checkpointer);
+    store = new SqliteStore(openSqlite(sqlitePathFromUrl(url), onCheckpointProblem === undefined ? {} : { onError: onCheckpointProblem }));
   } else {
     const opened = await openPostgres(url);
     store = new PostgresStore(opened.db, opened.fastDb, opened.schema);

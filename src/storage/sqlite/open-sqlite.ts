@@ -4,8 +4,9 @@ import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import SQLite from 'better-sqlite3';
 import { Checkpointer, type CheckpointerOptions } from './checkpointer.js';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
 import type { Database } from '../sql/database.js';
+import { ConnectionGate } from './connection-gate.js';
 
 const MAX_CACHED_STATEMENTS = 1_000;
 
@@ -43,12 +44,48 @@ function withStatementCache(sqlite: SQLite.Database): SQLite.Database {
   });
 }
 
+/**
+ * Kysely's SQLite dialect, whose statements wait for the connection gate (connection-gate.ts) before
+ * they take the connection. A transaction takes it once, so it waits before its `begin`, never
+ * between two of its statements: it then runs whole within one turn of the event loop, as every
+ * transaction of the store does (sqlite-store.ts), and no pause can start in its middle.
+ */
+class GatedSqliteDialect extends SqliteDialect {
+  constructor(
+    private readonly settings: SqliteDialectConfig,
+    private readonly gate: ConnectionGate,
+  ) {
+    super(settings);
+  }
+
+  override createDriver(): Driver {
+    return new GatedSqliteDriver(this.settings, this.gate);
+  }
+}
+
+class GatedSqliteDriver extends SqliteDriver {
+  constructor(
+    settings: SqliteDialectConfig,
+    private readonly gate: ConnectionGate,
+  ) {
+    super(settings);
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const opened = this.gate.whenOpen();
+    if (opened !== undefined) await opened;
+    return super.acquireConnection();
+  }
+}
+
 export interface OpenedSqlite {
   db: Kysely<Database>;
   /** The connection itself, for the one write path that bypasses the query layer (sqlite-store.ts). */
   sqlite: SQLite.Database;
   /** Checkpoints the write-ahead log off the event loop; null for an in-memory database. */
   checkpointer: Checkpointer | null;
+  /** Closed by the store while the checkpointer starts the log over; the query layer waits for it. */
+  gate: ConnectionGate;
 }
 
 const require = createRequire(import.meta.url);
@@ -67,5 +104,6 @@ export function openSqlite(path: string, checkpoints: CheckpointerOptions = {}):
     sqlite.pragma('wal_autocheckpoint = 0');
     checkpointer = new Checkpointer(path, require.resolve('better-sqlite3'), checkpoints);
   }
-  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }), sqlite, checkpointer };
+  const gate = new ConnectionGate();
+  return { db: new Kysely<Database>({ dialect: new GatedSqliteDialect({ database: withStatementCache(sqlite) }, gate) }), sqlite, checkpointer, gate };
 }

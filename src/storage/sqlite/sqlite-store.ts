@@ -6,12 +6,11 @@
  * SqlStore.commitSettlements does, and both run the same conformance suite.
  */
 import type SQLite from 'better-sqlite3';
-import type { Kysely } from 'kysely';
-import type { Database } from '../sql/database.js';
 import { SqlStore, newLedgerId } from '../sql/sql-store.js';
 import { BINDING_STATUS, type Settlement } from '../types.js';
 import { idempotencyRow } from '../sql/idempotency-rows.js';
 import type { Checkpointer } from './checkpointer.js';
+import type { OpenedSqlite } from './open-sqlite.js';
 
 interface HeldCommit {
   settlements: readonly Settlement[];
@@ -24,23 +23,28 @@ export class SqliteStore extends SqlStore {
   /** Commits held while the checkpointer truncates the write-ahead log; null when not paused. */
   private held: HeldCommit[] | null = null;
 
-  constructor(
-    db: Kysely<Database>,
-    sqlite: SQLite.Database,
-    private readonly checkpointer: Checkpointer | null,
-  ) {
+  private readonly checkpointer: Checkpointer | null;
+
+  constructor({ db, sqlite, checkpointer, gate }: OpenedSqlite) {
     super(db);
+    this.checkpointer = checkpointer;
     // Prepared lazily: the tables exist only once migrations have run.
     let prepared: ((settlements: readonly Settlement[]) => void) | undefined;
     this.commitBatch = (settlements) => {
       prepared ??= prepareCommit(sqlite);
       prepared(settlements);
     };
+    // While the log is started over, the commits below are held here and the query layer's
+    // statements wait at the gate; at its end the held commits go first, in order.
     checkpointer?.attach({
       pause: () => {
         this.held ??= [];
+        gate.close();
       },
-      resume: () => this.commitHeld(),
+      resume: () => {
+        this.commitHeld();
+        gate.open();
+      },
     });
   }
 
