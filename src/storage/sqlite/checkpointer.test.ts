@@ -44,6 +44,34 @@ describe('Checkpointer', () => {
   });
 });
 
+/**
+ * Runs `write` over and over for 2.5 s while a reader holds the log as it is now, before the
+ * copier's next turn: the restart, which holds the log's write lock throughout, waits for the
+ * reader (up to the restarter's busy timeout, 1 s). Returns the event loop's longest gap.
+ */
+async function duringASlowRestart(path: string, write: () => Promise<void>): Promise<number> {
+  const reader = new SQLite(path);
+  reader.prepare('begin').run();
+  reader.prepare('select count(*) from ledger_entries').get();
+  const released = setTimeout(() => reader.prepare('commit').run(), 1_500);
+  let longestGap = 0;
+  let last = performance.now();
+  const ticks = setInterval(() => {
+    const now = performance.now();
+    longestGap = Math.max(longestGap, now - last);
+    last = now;
+  }, 5);
+  try {
+    const until = performance.now() + 2_500;
+    while (performance.now() < until) await write();
+  } finally {
+    clearInterval(ticks);
+    clearTimeout(released);
+    reader.close();
+  }
+  return longestGap;
+}
+
 describe('Checkpointer: a slow restart', () => {
   it('holds the commits until the restart ends, rather than let one wait in SQLite on the event loop', async () => {
     const path = join(dir, 'slow-restart.db');
@@ -53,27 +81,10 @@ describe('Checkpointer: a slow restart', () => {
     await store.createAccountIfAbsent({ id: 'acct', name: null, tier: 't', balanceMicros: 1_000_000 });
     let n = 0;
     for (; n < 5; n++) await store.commitSettlements([charge(n)]);
-    // A reader on the log as it is now, before the copier's next turn: the restart, which holds the
-    // log's write lock throughout, waits for it to end (up to the restarter's busy timeout, 1 s).
-    const reader = new SQLite(path);
-    reader.prepare('begin').run();
-    reader.prepare('select count(*) from ledger_entries').get();
-    const released = setTimeout(() => reader.prepare('commit').run(), 1_500);
-    let longestGap = 0;
-    let last = performance.now();
-    const ticks = setInterval(() => {
-      const now = performance.now();
-      longestGap = Math.max(longestGap, now - last);
-      last = now;
-    }, 5);
-    const until = performance.now() + 2_500;
-    while (performance.now() < until) {
+    const longestGap = await duringASlowRestart(path, async () => {
       await store.commitSettlements([charge(n++)]);
       await new Promise((r) => setImmediate(r));
-    }
-    clearInterval(ticks);
-    clearTimeout(released);
-    reader.close();
+    });
     // Before, commits went on after 2 s (here 100 ms) and the next one waited in SQLite's busy
     // handler for the rest of the restart, the event loop with it: a gap of about 900 ms here.
     expect(longestGap).toBeLessThan(600);
@@ -200,29 +211,13 @@ describe('Checkpointer: the query layer during a slow restart', () => {
     await store.migrate();
     await store.createAccountIfAbsent({ id: 'acct', name: null, tier: 't', balanceMicros: 1_000_000 });
     for (let n = 0; n < 5; n++) await store.commitSettlements([charge(n)]);
-    // As in the test above: a reader makes the restart wait, with the log's write lock held, for about a second.
-    const reader = new SQLite(path);
-    reader.prepare('begin').run();
-    reader.prepare('select count(*) from ledger_entries').get();
-    const released = setTimeout(() => reader.prepare('commit').run(), 1_500);
-    let longestGap = 0;
-    let last = performance.now();
-    const ticks = setInterval(() => {
-      const now = performance.now();
-      longestGap = Math.max(longestGap, now - last);
-      last = now;
-    }, 5);
     // Writes through the query layer (the idempotency sweep, the admin API, files and jobs take this path).
     let written = 0;
-    const until = performance.now() + 2_500;
-    while (performance.now() < until) {
+    const longestGap = await duringASlowRestart(path, async () => {
       await store.createAccountIfAbsent({ id: `acct-${written}`, name: null, tier: 't', balanceMicros: 0 });
       written++;
       await new Promise((r) => setTimeout(r, 2));
-    }
-    clearInterval(ticks);
-    clearTimeout(released);
-    reader.close();
+    });
     // Without the gate, the first write after the restart began waited in the busy handler until the reader let go.
     expect(longestGap).toBeLessThan(600);
     expect(await store.getAccount(`acct-${written - 1}`)).not.toBeNull();
