@@ -1,8 +1,9 @@
 /**
  * Keeps per-request usage records for a configured time (`usage.retention_ms`), then deletes
- * them: each takes about 245 bytes with its indexes, 0.9 GB an hour at 1,000 requests a second.
+ * them: each takes about 250 bytes with its indexes, 0.9 GB an hour at 1,000 requests a second.
  * The ledger is not touched: it is the accounts' history, and each balance stays the sum of its
- * entries. Records go a batch at a time with the event loop free between two batches, because
+ * entries. A charged request's record carries its charge (storage/sql/usage-charges.ts), so it is
+ * part of the ledger and stays; the store deletes only records without one. Records go a batch at a time with the event loop free between two batches, because
  * SQLite deletes on the loop's thread.
  */
 import type { Logger } from 'pino';

@@ -210,6 +210,106 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect((await store.getAccount('m1'))?.balanceMicros).toBe(9_700);
     });
 
+    describe('charges carried by usage records', () => {
+      // Gateway request ids (req_ and 32 hex digits, time first), as the charges that records carry have.
+      const gatewayId = (n: number) => `req_${(Date.UTC(2026, 10, 22, 10) + n).toString(16).padStart(12, '0')}${'ab'.repeat(10)}`;
+      const charged = (n: number, amount: number, over: Partial<UsageRecord> = {}): Settlement => {
+        const usage = usageOf(gatewayId(n), { costMicros: amount, startedAt: Date.UTC(2026, 10, 22, 10) + n, ...over });
+        return { requestId: usage.requestId, charge: { accountId: usage.accountId, kind: 'charge', amountMicros: -amount, requestId: usage.requestId, apiKeyId: usage.apiKeyId, note: null }, releaseReservation: false, usage };
+      };
+
+      it('shows a request\'s charge as a ledger entry under an id of the request, and charges it once', async () => {
+        await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 10_000 });
+        await store.commitSettlements([charged(1, 300), charged(2, 200), charged(1, 300)]);
+        await store.commitSettlements([charged(2, 200)]);
+        expect((await store.getAccount('m1'))?.balanceMicros).toBe(9_500);
+        expect(await store.ledgerSum('m1')).toBe(9_500);
+        const entry = await store.findLedgerEntry(gatewayId(1), 'charge');
+        expect(entry).toEqual({
+          id: `le_${gatewayId(1).slice(4)}`,
+          accountId: 'm1',
+          kind: 'charge',
+          amountMicros: -300,
+          requestId: gatewayId(1),
+          apiKeyId: 'key1',
+          note: null,
+          createdAt: Date.UTC(2026, 10, 22, 10) + 1,
+        });
+        expect(await store.getLedgerEntry(entry!.id)).toEqual(entry);
+        expect(await store.findLedgerEntry(gatewayId(1), 'refund')).toBeUndefined();
+        expect(await store.getLedgerEntry(`le_${gatewayId(3).slice(4)}`)).toBeUndefined();
+        // The opening credit was written now, after the requests' starts: it is the newest entry.
+        expect((await store.listLedger('m1', 10)).map((e) => [e.kind, e.amountMicros])).toEqual([['topup', 10_000], ['charge', -200], ['charge', -300]]);
+        expect((await store.usageSummary({ accountId: 'm1' }))[0]).toMatchObject({ requests: 2, costMicros: 500 });
+      });
+
+      it('keeps a record that carries a charge when the usage records before a time are deleted', async () => {
+        await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 10_000 });
+        await store.commitSettlements([charged(1, 300), { requestId: gatewayId(2), charge: null, releaseReservation: false, usage: usageOf(gatewayId(2), { costMicros: 0, status: 502 }) }]);
+        expect(await store.deleteUsageRecordsBefore('m1', Date.UTC(2026, 10, 23), 10)).toBe(1);
+        expect(await store.deleteUsageRecordsBefore('m1', Date.UTC(2026, 10, 23), 10)).toBe(0);
+        expect(await store.ledgerSum('m1')).toBe(9_700);
+        expect(await store.findLedgerEntry(gatewayId(1), 'charge')).toMatchObject({ amountMicros: -300 });
+        expect((await store.usageSummary({ accountId: 'm1' }))[0]).toMatchObject({ requests: 1, costMicros: 300 });
+      });
+
+      it('charges in a ledger row, once, a request whose record was written without its charge', async () => {
+        await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 10_000 });
+        const settlement = charged(1, 300);
+        // As a store written before charges moved onto records holds it: the record, its charge apart.
+        await store.commitSettlements([{ ...settlement, charge: null }]);
+        await store.commitSettlements([settlement]);
+        await store.commitSettlements([settlement]);
+        expect((await store.getAccount('m1'))?.balanceMicros).toBe(9_700);
+        expect(await store.ledgerSum('m1')).toBe(9_700);
+        const entry = await store.findLedgerEntry(gatewayId(1), 'charge');
+        expect(entry).toMatchObject({ kind: 'charge', amountMicros: -300, requestId: gatewayId(1) });
+        expect(entry!.id).not.toBe(`le_${gatewayId(1).slice(4)}`);
+        expect(await store.getLedgerEntry(entry!.id)).toEqual(entry);
+      });
+
+      it('keeps other charges, and a charge that does not match its record, in ledger rows', async () => {
+        await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 10_000 });
+        const noted = charged(1, 100);
+        const otherKey = charged(2, 10);
+        await store.commitSettlements([
+          { ...noted, charge: { ...noted.charge!, note: 'video job' } },
+          { ...otherKey, charge: { ...otherKey.charge!, apiKeyId: 'key2' } },
+        ]);
+        expect(await store.ledgerSum('m1')).toBe(9_890);
+        const entries = await store.listLedger('m1', 10);
+        expect(entries.map((e) => [e.amountMicros, e.apiKeyId, e.note])).toEqual([
+          [-10, 'key2', null],
+          [-100, 'key1', 'video job'],
+          [10_000, null, 'opening credit'],
+        ]);
+        // Ledger rows have ids of their own, not the request's.
+        expect(entries.some((e) => e.id === `le_${gatewayId(1).slice(4)}`)).toBe(false);
+      });
+
+      it('pages a ledger of charges on records and ledger rows alike, through entries that share their time', async () => {
+        await store.createAccountIfAbsent({ id: 'p1', name: null, tier: 'free', balanceMicros: 100 });
+        const at = Date.UTC(2026, 10, 22, 10) + 5;
+        await store.commitSettlements(Array.from({ length: 6 }, (_, i) => charged(i, 1, { accountId: 'p1', startedAt: at })));
+        await store.commitSettlements([charged(10, 1, { accountId: 'p1', startedAt: at - 1 }), charged(11, 1, { accountId: 'p2' })]);
+        for (let i = 0; i < 3; i++) await store.addLedgerEntry({ accountId: 'p1', kind: 'adjustment', amountMicros: 1, requestId: null, apiKeyId: null, note: `a${i}` });
+        const whole = await store.listLedger('p1', 100);
+        expect(whole).toHaveLength(1 + 3 + 6 + 1);
+        expect(whole.slice(4).map((e) => e.createdAt)).toEqual([at, at, at, at, at, at, at - 1]);
+        expect(await store.ledgerSum('p1')).toBe(100 + 3 - 7);
+        for (const size of [1, 2, 3, 4]) {
+          const read: string[] = [];
+          let page = await store.listLedger('p1', size);
+          while (page.length > 0) {
+            read.push(...page.map((e) => e.id));
+            page = await store.listLedger('p1', size, page.at(-1));
+          }
+          expect(read, `pages of ${size}`).toEqual(whole.map((e) => e.id));
+        }
+        for (const entry of whole) expect(await store.getLedgerEntry(entry.id)).toEqual(entry);
+      });
+    });
+
     it('reserves credit only while the balance less what is held covers it, and releases it', async () => {
       await store.createAccountIfAbsent({ id: 'm1', name: null, tier: 'free', balanceMicros: 1_000 });
       const reserve = (requestId: string, amountMicros: number, expiresAt = Date.now() + 60_000) => store.reserveCredits({ requestId, accountId: 'm1', amountMicros, expiresAt });

@@ -43,6 +43,8 @@ export interface UsageRecordsTable {
   latency_ms: number;
   started_at: number;
   ended_at: number;
+  /** The request's charge (negative micros) when the row carries it instead of a ledger row. */
+  charge_micros: number | null;
 }
 
 export interface IdempotencyRecordsTable {

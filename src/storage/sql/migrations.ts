@@ -1,9 +1,30 @@
 /**
  * Versioned migrations, run at start by kysely's Migrator (which takes a lock, so several
- * instances starting at once apply each migration once). Written with the schema builder only,
- * so each runs unchanged on SQLite and PostgreSQL. Never edit a released migration: add one.
+ * instances starting at once apply each migration once). Written with the schema builder, so each
+ * runs unchanged on SQLite and PostgreSQL, except the one trigger the builder cannot write. Never
+ * edit a released migration: add one.
  */
-import type { Kysely, Migration } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type Migration } from 'kysely';
+
+/**
+ * A usage record that carries its request's charge is part of the ledger: no statement deletes
+ * it, whoever sends it. The store's retention never asks to, but during a rolling upgrade an
+ * instance of an earlier version deletes old records whatever they carry, and the ledger would
+ * lose those charges (its sum would no longer be the balance). The row is skipped, not refused, so
+ * such a delete still removes the rest.
+ */
+async function keepChargedUsageRecords(db: Kysely<unknown>): Promise<void> {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await sql`create or replace function tollgate_keep_charged_usage() returns trigger language plpgsql as $$
+      begin
+        if old.charge_micros is not null then return null; end if;
+        return old;
+      end $$`.execute(db);
+    await sql`create trigger usage_records_keep_charged before delete on usage_records for each row execute function tollgate_keep_charged_usage()`.execute(db);
+  } else {
+    await sql`create trigger usage_records_keep_charged before delete on usage_records when old.charge_micros is not null begin select raise(ignore); end`.execute(db);
+  }
+}
 
 export const migrations: Record<string, Migration> = {
   '0001_accounts_and_keys': {
@@ -175,6 +196,22 @@ export const migrations: Record<string, Migration> = {
       await db.schema.alterTable('stored_responses').addColumn('response', 'text').execute();
       await db.schema.alterTable('stored_responses').addColumn('input', 'text').execute();
       await db.schema.alterTable('stored_responses').addColumn('previous_response_id', 'varchar(64)').execute();
+    },
+  },
+  // A request's charge kept on its usage record instead of a ledger row of its own: four B-trees
+  // written a charged request instead of eight (see usage-charges.ts). Null: no charge on the row
+  // (uncharged, or charged by a ledger row as before this migration). Usage retention deletes only
+  // those rows, found through the partial index; the rows carrying charges are the ledger's.
+  '0008_charges_on_usage_records': {
+    async up(db: Kysely<unknown>) {
+      await db.schema.alterTable('usage_records').addColumn('charge_micros', 'bigint').execute();
+      await db.schema
+        .createIndex('usage_records_uncharged_account_time')
+        .on('usage_records')
+        .columns(['account_id', 'started_at'])
+        .where(sql.ref('charge_micros'), 'is', null)
+        .execute();
+      await keepChargedUsageRecords(db);
     },
   },
 };

@@ -4,7 +4,8 @@
  */
 import { SequentialIds } from '../../util/ordered-id.js';
 import { Migrator, sql, type ExpressionBuilder, type Kysely, type Selectable, type Transaction } from 'kysely';
-import type { Database, AccountsTable, ApiKeysTable, LedgerEntriesTable } from './database.js';
+import type { Database, AccountsTable, ApiKeysTable, LedgerEntriesTable, UsageRecordsTable } from './database.js';
+import { chargeEntryIdSql, chargeEntryOf, chargeOnRecord, requestOfChargeEntry } from './usage-charges.js';
 import { migrations } from './migrations.js';
 import { idempotencyRecordOf, idempotencyRow } from './idempotency-rows.js';
 import { fileOf, fileRow } from './file-rows.js';
@@ -36,6 +37,7 @@ import type {
   StoredResponseTurn,
   Store,
   UsageQuery,
+  UsageRecord,
   UsageRow,
 } from '../types.js';
 import { BINDING_STATUS, BalanceOutOfRangeError, MAX_BALANCE_MICROS } from '../types.js';
@@ -61,6 +63,28 @@ function ledgerRow(entry: NewLedgerEntry, now: number): LedgerEntriesTable {
     created_at: now,
   };
 }
+
+function usageRow(u: UsageRecord, chargeMicros: number | null): UsageRecordsTable {
+  return {
+    request_id: u.requestId,
+    account_id: u.accountId,
+    api_key_id: u.apiKeyId,
+    model: u.model,
+    provider: u.provider,
+    upstream_model: u.upstreamModel,
+    modality: u.modality,
+    prompt_tokens: u.promptTokens,
+    completion_tokens: u.completionTokens,
+    cost_micros: u.costMicros,
+    status: u.status,
+    latency_ms: Math.round(u.latencyMs),
+    started_at: u.startedAt,
+    ended_at: u.endedAt,
+    charge_micros: chargeMicros,
+  };
+}
+
+const LEDGER_COLUMNS = ['id', 'account_id', 'kind', 'amount_micros', 'request_id', 'api_key_id', 'note', 'created_at'] as const;
 
 function toLedgerEntry(row: Selectable<LedgerEntriesTable>): LedgerEntry {
   return {
@@ -215,9 +239,9 @@ export class SqlStore implements Store {
   async commitSettlements(settlements: readonly Settlement[]): Promise<void> {
     if (settlements.length === 0) return;
     const now = Date.now();
-    const charges = settlements.flatMap((s) => (s.charge === null ? [] : [ledgerRow(s.charge, now)]));
+    const onRecord = settlements.map(chargeOnRecord);
     const releases = settlements.flatMap((s) => (s.releaseReservation ? [s.requestId] : []));
-    const usage = settlements.flatMap((s) => (s.usage === null ? [] : [s.usage]));
+    const usage = settlements.flatMap((s, i) => (s.usage === null ? [] : [usageRow(s.usage, onRecord[i] as number | null)]));
     // One row per id (a key is claimed by one request at a time, so a batch holds it once at most).
     const records = [...new Map(settlements.flatMap((s) => (s.idempotency == null ? [] : [[s.idempotency.id, idempotencyRow(s.idempotency)] as const]))).values()];
     await this.db.transaction().execute(async (trx) => {
@@ -246,13 +270,15 @@ export class SqlStore implements Store {
           )
           .execute();
       }
-      // Only the entries actually inserted move balances: a charge sent twice is charged once.
+      // Only the records and entries actually inserted move balances: a charge sent twice is charged once.
+      const recorded = usage.length === 0 ? [] : await trx.insertInto('usage_records').values(usage).onConflict((oc) => oc.column('request_id').doNothing()).returning(['request_id', 'account_id', 'charge_micros']).execute();
+      const charges = await this.chargesForLedger(trx, settlements, onRecord, recorded, now);
       const inserted =
         charges.length === 0
           ? []
           : await trx.insertInto('ledger_entries').values(charges).onConflict((oc) => oc.columns(['request_id', 'kind']).doNothing()).returning(['account_id', 'amount_micros']).execute();
       const released = releases.length === 0 ? [] : await trx.deleteFrom('credit_reservations').where('request_id', 'in', releases).returning(['account_id', 'amount_micros']).execute();
-      const charged = perAccount(inserted);
+      const charged = perAccount([...inserted, ...recorded.flatMap((r) => (r.charge_micros === null ? [] : [{ account_id: r.account_id, amount_micros: r.charge_micros }]))]);
       const freed = perAccount(released);
       // One update per account, in the order of their ids: two instances committing batches that
       // touch the same accounts lock them in the same order, so they wait for each other instead
@@ -266,31 +292,28 @@ export class SqlStore implements Store {
           .where('id', '=', accountId)
           .execute();
       }
-      if (usage.length > 0) {
-        await trx
-          .insertInto('usage_records')
-          .values(
-            usage.map((u) => ({
-              request_id: u.requestId,
-              account_id: u.accountId,
-              api_key_id: u.apiKeyId,
-              model: u.model,
-              provider: u.provider,
-              upstream_model: u.upstreamModel,
-              modality: u.modality,
-              prompt_tokens: u.promptTokens,
-              completion_tokens: u.completionTokens,
-              cost_micros: u.costMicros,
-              status: u.status,
-              latency_ms: Math.round(u.latencyMs),
-              started_at: u.startedAt,
-              ended_at: u.endedAt,
-            })),
-          )
-          .onConflict((oc) => oc.column('request_id').doNothing())
-          .execute();
-      }
     });
+  }
+
+  /**
+   * The ledger rows a batch needs: its charges that no usage record carries, and those whose
+   * record was already there without its charge (written before charges moved onto records). A
+   * record already carrying its charge means the settlement was committed before: no row.
+   */
+  private async chargesForLedger(
+    trx: Transaction<Database>,
+    settlements: readonly Settlement[],
+    onRecord: ReadonlyArray<number | null>,
+    recorded: ReadonlyArray<{ request_id: string }>,
+    now: number,
+  ): Promise<LedgerEntriesTable[]> {
+    const inserted = new Set(recorded.map((r) => r.request_id));
+    const clashed = settlements.flatMap((s, i) => (onRecord[i] !== null && !inserted.has(s.requestId) ? [s.requestId] : []));
+    const uncharged =
+      clashed.length === 0
+        ? new Set<string>()
+        : new Set((await trx.selectFrom('usage_records').select('request_id').where('request_id', 'in', clashed).where('charge_micros', 'is', null).execute()).map((r) => r.request_id));
+    return settlements.flatMap((s, i) => (s.charge !== null && (onRecord[i] === null || uncharged.has(s.requestId)) ? [ledgerRow(s.charge, now)] : []));
   }
 
   /** Deletes reservations and gives their amounts back to their accounts. */
@@ -304,30 +327,75 @@ export class SqlStore implements Store {
   }
 
   async listLedger(accountId: string, limit: number, after?: LedgerCursor): Promise<LedgerEntry[]> {
-    let query = this.db.selectFrom('ledger_entries').selectAll().where('account_id', '=', accountId);
+    // Past the cursor in the order below, (created_at, id) descending: an earlier time, or the
+    // same time and a lower id. Written as two conditions, the first bounds the scan of the
+    // account's index by time. Each side is limited before the two are merged.
+    let rows = this.db.selectFrom('ledger_entries').select(LEDGER_COLUMNS).where('account_id', '=', accountId);
+    let charges = this.db
+      .selectFrom('usage_records')
+      .select((eb) => [
+        chargeEntryIdSql(eb.ref('request_id')).as('id'),
+        'account_id',
+        sql<string>`${sql.lit('charge')}`.as('kind'),
+        sql<number>`${eb.ref('charge_micros')}`.as('amount_micros'),
+        'request_id',
+        'api_key_id',
+        sql<string | null>`null`.as('note'),
+        'started_at as created_at',
+      ])
+      .where('account_id', '=', accountId)
+      .where('charge_micros', 'is not', null);
     if (after !== undefined) {
-      // Past the cursor in the order below, (created_at, id) descending: an earlier time, or the
-      // same time and a lower id. Written as two conditions, the first bounds the scan of the
-      // (account_id, created_at) index.
-      query = query.where('created_at', '<=', after.createdAt).where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb('id', '<', after.id)]));
+      rows = rows.where('created_at', '<=', after.createdAt).where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb('id', '<', after.id)]));
+      charges = charges
+        .where('started_at', '<=', after.createdAt)
+        .where((eb) => eb.or([eb('started_at', '<', after.createdAt), eb(chargeEntryIdSql(eb.ref('request_id')), '<', after.id)]));
     }
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
-    return rows.map(toLedgerEntry);
+    const merged = await this.db
+      .selectFrom(rows.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).as('entries'))
+      .selectAll()
+      .unionAll(this.db.selectFrom(charges.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(limit).as('charges')).selectAll())
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+    return merged.map(toLedgerEntry);
   }
 
   async getLedgerEntry(id: string): Promise<LedgerEntry | undefined> {
+    const requestId = requestOfChargeEntry(id);
+    if (requestId !== undefined) {
+      const charge = await this.chargeOnRecordOf(requestId);
+      if (charge !== undefined) return charge;
+    }
     const row = await this.db.selectFrom('ledger_entries').selectAll().where('id', '=', id).executeTakeFirst();
     return row && toLedgerEntry(row);
   }
 
   async findLedgerEntry(requestId: string, kind: LedgerKind): Promise<LedgerEntry | undefined> {
+    if (kind === 'charge') {
+      const charge = await this.chargeOnRecordOf(requestId);
+      if (charge !== undefined) return charge;
+    }
     const row = await this.db.selectFrom('ledger_entries').selectAll().where('request_id', '=', requestId).where('kind', '=', kind).executeTakeFirst();
     return row && toLedgerEntry(row);
   }
 
+  /** The charge a request's usage record carries, as its ledger entry. */
+  private async chargeOnRecordOf(requestId: string): Promise<LedgerEntry | undefined> {
+    const row = await this.db
+      .selectFrom('usage_records')
+      .select(['request_id', 'account_id', 'api_key_id', 'started_at', 'charge_micros'])
+      .where('request_id', '=', requestId)
+      .where('charge_micros', 'is not', null)
+      .executeTakeFirst();
+    return row === undefined || row.charge_micros === null ? undefined : chargeEntryOf({ ...row, charge_micros: row.charge_micros });
+  }
+
   async ledgerSum(accountId: string): Promise<number> {
-    const row = await this.db.selectFrom('ledger_entries').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount_micros'), eb.lit(0)).as('total')).where('account_id', '=', accountId).executeTakeFirst();
-    return Number(row?.total ?? 0);
+    const entries = await this.db.selectFrom('ledger_entries').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('amount_micros'), eb.lit(0)).as('total')).where('account_id', '=', accountId).executeTakeFirst();
+    const charges = await this.db.selectFrom('usage_records').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('charge_micros'), eb.lit(0)).as('total')).where('account_id', '=', accountId).executeTakeFirst();
+    return Number(entries?.total ?? 0) + Number(charges?.total ?? 0);
   }
 
   async reserveCredits(reservation: CreditReservation): Promise<ReservationResult> {
@@ -395,9 +463,10 @@ export class SqlStore implements Store {
   }
 
   async deleteUsageRecordsBefore(accountId: string, before: number, limit: number): Promise<number> {
-    // By account: (account_id, started_at) is indexed, started_at alone is not (one index fewer
-    // to write on every request), so the old rows are found without reading the table.
-    const old = this.db.selectFrom('usage_records').select('request_id').where('account_id', '=', accountId).where('started_at', '<', before).limit(limit);
+    // Only records without a charge: those carrying one are the ledger's, kept like its rows. By
+    // account, through the partial index of exactly those records by (account_id, started_at)
+    // (started_at alone is not indexed: one index fewer to write), so the kept ones are never read.
+    const old = this.db.selectFrom('usage_records').select('request_id').where('account_id', '=', accountId).where('charge_micros', 'is', null).where('started_at', '<', before).limit(limit);
     const result = await this.db.deleteFrom('usage_records').where('request_id', 'in', old).executeTakeFirst();
     return Number(result.numDeletedRows);
   }

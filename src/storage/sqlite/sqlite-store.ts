@@ -9,6 +9,7 @@ import type SQLite from 'better-sqlite3';
 import { SqlStore, newLedgerId } from '../sql/sql-store.js';
 import { BINDING_STATUS, type Settlement } from '../types.js';
 import { idempotencyRow } from '../sql/idempotency-rows.js';
+import { chargeOnRecord } from '../sql/usage-charges.js';
 import type { Checkpointer } from './checkpointer.js';
 import type { OpenedSqlite } from './open-sqlite.js';
 
@@ -100,9 +101,10 @@ function prepareCommit(sqlite: SQLite.Database): (settlements: readonly Settleme
   const release = sqlite.prepare('delete from credit_reservations where request_id = ? returning account_id, amount_micros');
   const moveReserved = sqlite.prepare('update accounts set reserved_micros = reserved_micros - ? where id = ?');
   const insertUsage = sqlite.prepare(
-    'insert into usage_records (request_id, account_id, api_key_id, model, provider, upstream_model, modality, prompt_tokens, completion_tokens, cost_micros, status, latency_ms, started_at, ended_at) ' +
-      'values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (request_id) do nothing',
+    'insert into usage_records (request_id, account_id, api_key_id, model, provider, upstream_model, modality, prompt_tokens, completion_tokens, cost_micros, status, latency_ms, started_at, ended_at, charge_micros) ' +
+      'values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) on conflict (request_id) do nothing',
   );
+  const uncharged = sqlite.prepare('select 1 from usage_records where request_id = ? and charge_micros is null').pluck();
   const insertRecord = sqlite.prepare(
     'insert into idempotency_records (id, account_id, fingerprint, request_id, status, headers, body, body_encoding, created_at, expires_at) ' +
       'values (@id, @account_id, @fingerprint, @request_id, @status, @headers, @body, @body_encoding, @created_at, @expires_at) ' +
@@ -117,20 +119,32 @@ function prepareCommit(sqlite: SQLite.Database): (settlements: readonly Settleme
   return sqlite.transaction((settlements: readonly Settlement[]) => {
     const now = Date.now();
     moves.clear();
-    for (const { requestId, charge, releaseReservation, usage, idempotency } of settlements) {
+    const move = (accountId: string, micros: number): void => {
+      moves.set(accountId, (moves.get(accountId) ?? 0) + micros);
+    };
+    for (const settlement of settlements) {
+      const { requestId, charge, releaseReservation, usage, idempotency } = settlement;
       if (idempotency != null) insertRecord.run(idempotencyRow(idempotency));
-      // Only a charge actually inserted moves the balance: a settlement sent twice charges once.
-      if (charge !== null && insertCharge.run(newLedgerId(), charge.accountId, charge.kind, charge.amountMicros, charge.requestId, charge.apiKeyId, charge.note, now).changes > 0) {
-        moves.set(charge.accountId, (moves.get(charge.accountId) ?? 0) + charge.amountMicros);
+      // Only what is actually inserted moves the balance: a settlement sent twice charges once.
+      const onRecord = chargeOnRecord(settlement);
+      let ledgerCharge = onRecord === null ? charge : null;
+      if (usage !== null) {
+        const added =
+          insertUsage.run(
+            usage.requestId, usage.accountId, usage.apiKeyId, usage.model, usage.provider, usage.upstreamModel, usage.modality,
+            usage.promptTokens, usage.completionTokens, usage.costMicros, usage.status, Math.round(usage.latencyMs), usage.startedAt, usage.endedAt, onRecord,
+          ).changes > 0;
+        if (onRecord !== null) {
+          if (added) move(usage.accountId, onRecord);
+          // A record already there without its charge (written before charges moved onto records): the charge gets a ledger row.
+          else if (uncharged.get(usage.requestId) !== undefined) ledgerCharge = charge;
+        }
+      }
+      if (ledgerCharge !== null && insertCharge.run(newLedgerId(), ledgerCharge.accountId, ledgerCharge.kind, ledgerCharge.amountMicros, ledgerCharge.requestId, ledgerCharge.apiKeyId, ledgerCharge.note, now).changes > 0) {
+        move(ledgerCharge.accountId, ledgerCharge.amountMicros);
       }
       if (releaseReservation) {
         for (const row of release.all(requestId) as Array<{ account_id: string; amount_micros: number }>) moveReserved.run(row.amount_micros, row.account_id);
-      }
-      if (usage !== null) {
-        insertUsage.run(
-          usage.requestId, usage.accountId, usage.apiKeyId, usage.model, usage.provider, usage.upstreamModel, usage.modality,
-          usage.promptTokens, usage.completionTokens, usage.costMicros, usage.status, Math.round(usage.latencyMs), usage.startedAt, usage.endedAt,
-        );
       }
     }
     for (const [accountId, micros] of moves) moveBalance.run(micros, accountId);
