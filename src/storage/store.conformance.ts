@@ -7,6 +7,17 @@ import { orderedHexAt } from '../util/ordered-id.js';
 import type { FileRecord, VideoJobRecord, IdempotencyRecord, Settlement, Store, UsageRecord } from './types.js';
 import { BINDING_STATUS, BalanceOutOfRangeError, MAX_BALANCE_MICROS } from './types.js';
 
+/** An account's ledger ids read a page of `size` at a time, each page after the last entry of the one before. */
+async function idsPageByPage(store: Store, accountId: string, size: number): Promise<string[]> {
+  const read: string[] = [];
+  let page = await store.listLedger(accountId, size);
+  while (page.length > 0) {
+    read.push(...page.map((e) => e.id));
+    page = await store.listLedger(accountId, size, page.at(-1));
+  }
+  return read;
+}
+
 export function storeConformance(name: string, open: () => Promise<Store>): void {
   describe(`Store conformance: ${name}`, () => {
     let store: Store;
@@ -137,15 +148,7 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(whole).toHaveLength(1 + 4 + 5 + 3);
       expect(new Set(whole.filter((e) => e.requestId?.startsWith('ph')).map((e) => e.createdAt)).size).toBe(1);
 
-      for (const size of [1, 2, 3, 4]) {
-        const read: string[] = [];
-        let page = await store.listLedger('p1', size);
-        while (page.length > 0) {
-          read.push(...page.map((e) => e.id));
-          page = await store.listLedger('p1', size, page.at(-1));
-        }
-        expect(read, `pages of ${size}`).toEqual(whole.map((e) => e.id));
-      }
+      for (const size of [1, 2, 3, 4]) expect(await idsPageByPage(store, 'p1', size), `pages of ${size}`).toEqual(whole.map((e) => e.id));
 
       // Entries written between two pages are newer than the cursor: the next page stays as it was.
       const first = await store.listLedger('p1', 6);
@@ -297,15 +300,7 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
         expect(whole).toHaveLength(1 + 3 + 6 + 1);
         expect(whole.slice(4).map((e) => e.createdAt)).toEqual([at, at, at, at, at, at, at - 1]);
         expect(await store.ledgerSum('p1')).toBe(100 + 3 - 7);
-        for (const size of [1, 2, 3, 4]) {
-          const read: string[] = [];
-          let page = await store.listLedger('p1', size);
-          while (page.length > 0) {
-            read.push(...page.map((e) => e.id));
-            page = await store.listLedger('p1', size, page.at(-1));
-          }
-          expect(read, `pages of ${size}`).toEqual(whole.map((e) => e.id));
-        }
+        for (const size of [1, 2, 3, 4]) expect(await idsPageByPage(store, 'p1', size), `pages of ${size}`).toEqual(whole.map((e) => e.id));
         for (const entry of whole) expect(await store.getLedgerEntry(entry.id)).toEqual(entry);
       });
     });
