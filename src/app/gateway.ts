@@ -58,7 +58,12 @@ export interface GatewayOptions {
 }
 
 export async function createGateway(config: Config, logger: Logger, options: GatewayOptions = {}): Promise<Gateway> {
-  const store = await openStore(config.storage.url, { onCheckpointProblem: (message) => logger.warn({ detail: message }, 'SQLite checkpoint') });
+  // The store opens before the metrics exist; its write pauses reach them once they do.
+  let onWritePause: ((ms: number) => void) | null = null;
+  const store = await openStore(config.storage.url, {
+    onCheckpointProblem: (message) => logger.warn({ detail: message }, 'SQLite checkpoint'),
+    onWritePause: (ms) => onWritePause?.(ms),
+  });
   let adapters: Map<string, ProviderAdapter> | undefined;
   let limits: OpenedLimiter | undefined;
   let billing: OpenedBilling | undefined;
@@ -86,7 +91,13 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
     const plans = new LimitPlans(config.tiers);
     const router = new Router(config.models, adapters, config.routing);
     const metrics = config.metrics.enabled ? new GatewayMetrics(() => router.routes(), (id) => catalog.get(id) !== undefined) : null;
-    if (metrics !== null) billing.billing.onCharge = (model, micros) => metrics.charged(model, micros);
+    if (metrics !== null) {
+      billing.billing.onCharge = (model, micros) => metrics.charged(model, micros);
+      billing.writer.observer = metrics.settlements;
+      const writer = billing.writer;
+      metrics.watchBacklog(() => writer.backlog);
+      onWritePause = (ms) => metrics.storeWritePaused(ms);
+    }
     const pipeline = {
       catalog,
       router,

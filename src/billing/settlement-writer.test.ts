@@ -110,6 +110,25 @@ describe('SettlementWriter', () => {
     expect(store.batches).toEqual([['slow']]);
   });
 
+
+  it('tells its observer of every write, with its size and time, and of every failed one', async () => {
+    const store = fakeStore();
+    const writer = new SettlementWriter(store as unknown as Store, logger, 60);
+    const writes: Array<[number, number]> = [];
+    let failures = 0;
+    writer.observer = { committed: (count, ms) => writes.push([count, ms]), failed: () => failures++ };
+    await commitMany(writer, 'w', 3);
+    expect(writes.map(([count]) => count)).toEqual([3]);
+    expect(writes[0]?.[1]).toBeGreaterThanOrEqual(0);
+    store.failing = true;
+    const waiting = writer.commit(settlement('f'));
+    expect(await until(() => Promise.resolve(failures), (n) => n >= 2)).toBeGreaterThanOrEqual(2);
+    store.failing = false;
+    await waiting;
+    await writer.close();
+    expect(writes.map(([count]) => count)).toEqual([3, 1]);
+    expect(store.batches).toEqual([['w0', 'w1', 'w2'], ['f']]);
+  });
   it('gives each caller its own waitMs, counted from its own commit', async () => {
     const store = fakeStore();
     store.failing = true;

@@ -52,6 +52,14 @@ const BUSY_BATCH = 6;
 const GATHER_TURNS = 8;
 const GATHER_TARGET = 64;
 
+/** What the writer tells the metrics. */
+export interface SettlementObserver {
+  /** `count` settlements (charges, usage records) were committed in one write that took `ms`. */
+  committed(count: number, ms: number): void;
+  /** A write failed; it is retried. */
+  failed(): void;
+}
+
 interface Pending {
   settlement: Settlement;
   /** Ends the caller's wait: when committed, or after `waitMs`, whichever comes first. */
@@ -79,6 +87,8 @@ export class SettlementWriter {
    * per request cost more than the rest of queueing it. It stays armed while anything waits.
    */
   private patience: NodeJS.Timeout | null = null;
+  /** Told of every write (the metrics), when set. */
+  observer: SettlementObserver | null = null;
 
   constructor(
     private readonly store: Store,
@@ -174,14 +184,18 @@ export class SettlementWriter {
     let failures = 0;
     for (let batch = this.nextBatch(); batch !== null; batch = this.nextBatch()) {
       try {
+        const started = performance.now();
         await this.store.commitSettlements(batch.settlements);
+        const ms = performance.now() - started;
         batch.finish();
+        this.observer?.committed(batch.settlements.length, ms);
         failures = 0;
         // Let requests run between two writes (a commit on SQLite is synchronous).
         await nextTurn();
         if (batch.charges >= BUSY_BATCH && !this.closed) await this.gather();
       } catch (err) {
         failures++;
+        this.observer?.failed();
         if (failures === 1) this.logger.error({ err, queued: this.queue.length + this.usage.length }, 'could not commit settlements; retrying');
         if (this.closed && failures >= 3) break;
         await new Promise((r) => setTimeout(r, RETRY_MS));

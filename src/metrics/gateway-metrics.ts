@@ -4,10 +4,11 @@
  * the hot-path counters of hot-metrics.ts; route health is read from the router when scraped, so
  * it costs nothing between scrapes.
  */
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { HotCounter, HotHistogram, type HistogramSeries } from './hot-metrics.js';
 import { MICROS_PER_CREDIT } from '../billing/pricing.js';
 import type { RouteHealth } from '../routing/route-health.js';
+import type { SettlementObserver } from '../billing/settlement-writer.js';
 
 /** What one finished request tells the metrics. */
 export interface RequestObservation {
@@ -26,6 +27,10 @@ export interface RequestObservation {
 const CIRCUIT_STATE = { closed: 0, half_open: 1, open: 2 } as const;
 const OVERHEAD_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1];
 const UPSTREAM_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+/** A commit on SQLite takes tens of microseconds to a few milliseconds; on PostgreSQL, a round trip or more. */
+const COMMIT_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2.5];
+/** A restart of SQLite's write-ahead log holds the commits for a few milliseconds, longer on a slow disk. */
+const PAUSE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
 
 /** The model label of requests that named no model of the catalogue. */
 export const UNKNOWN_MODEL = 'unknown';
@@ -40,6 +45,13 @@ export class GatewayMetrics {
   private readonly credits: HotCounter;
   readonly shed: Counter<'reason'>;
   private readonly collectRoutes: () => void;
+  /**
+   * The accounting's writes, for the settlement writer. How many requests a commit carries is
+   * tollgate_settlements_committed_total over tollgate_settlement_commit_seconds_count.
+   */
+  readonly settlements: SettlementObserver;
+  private readonly writePauses: Histogram;
+  private backlogOf: () => number = () => 0;
 
   /**
    * `isModel` tells the catalogue's ids from anything else a caller wrote in `model`: those are
@@ -51,6 +63,27 @@ export class GatewayMetrics {
     private readonly isModel: (id: string) => boolean = () => true,
   ) {
     const registers = [this.registry];
+    // At a low rate every request makes a commit of its own: the hot-path series, not prom-client's.
+    const commitSeconds = new HotHistogram('tollgate_settlement_commit_seconds', 'Time each write of finished requests (charges, usage records) to the store took; answers of charged requests wait for theirs', [], COMMIT_BUCKETS, this.registry).labels();
+    const committed = new HotCounter('tollgate_settlements_committed_total', 'Finished requests (charges, usage records) written to the store', [], this.registry).labels();
+    const commitFailures = new Counter({ name: 'tollgate_settlement_commit_failures_total', help: 'Writes of finished requests to the store that failed and are being retried', registers });
+    this.settlements = {
+      committed: (count, ms) => {
+        commitSeconds.observe(ms / 1000);
+        committed.value += count;
+      },
+      failed: () => commitFailures.inc(),
+    };
+    const backlogNow = (): number => this.backlogOf();
+    new Gauge({
+      name: 'tollgate_settlement_backlog',
+      help: 'Finished requests (charges, usage records) waiting to be written to the store',
+      registers,
+      collect() {
+        this.set(backlogNow());
+      },
+    });
+    this.writePauses = new Histogram({ name: 'tollgate_store_write_pause_seconds', help: "How long each restart of SQLite's write-ahead log held the store's writes (SQLite only)", buckets: PAUSE_BUCKETS, registers });
     collectDefaultMetrics({ register: this.registry, prefix: 'tollgate_' });
     this.requests = new HotCounter('tollgate_requests_total', 'Requests answered, by model, route (provider/upstream model), HTTP status and error type', ['model', 'route', 'status', 'error_type'], this.registry);
     this.overhead = new HotHistogram('tollgate_gateway_overhead_seconds', "Time the gateway itself added before the answer's first byte (upstream time excluded)", [], OVERHEAD_BUCKETS, this.registry).labels();
@@ -83,6 +116,15 @@ export class GatewayMetrics {
     if (o.upstreamFirstByteMs !== undefined && route !== '') this.firstByte.labels(route).observe(o.upstreamFirstByteMs / 1000);
     if (o.upstreamFirstTokenMs !== undefined && route !== '') this.firstToken.labels(route).observe(o.upstreamFirstTokenMs / 1000);
     if (o.status === 429 && o.errorCode !== undefined) this.rejections.labels(o.errorCode).inc();
+  }
+
+  /** Where the backlog gauge reads its value at scrape time. */
+  watchBacklog(backlog: () => number): void {
+    this.backlogOf = backlog;
+  }
+
+  storeWritePaused(ms: number): void {
+    this.writePauses.observe(ms / 1000);
   }
 
   charged(model: string, micros: number): void {

@@ -17,14 +17,16 @@ export function sqlitePathFromUrl(url: string): string {
 export interface OpenStoreOptions {
   /** Told of what goes wrong or slowly in SQLite's background checkpoints, for the log. */
   onCheckpointProblem?: (message: string) => void;
+  /** Told how long each restart of SQLite's write-ahead log held the store's commits, in ms. */
+  onWritePause?: (ms: number) => void;
 }
 
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<Store> {
   let store: SqlStore;
   let migrationDb: Kysely<Database> | undefined;
   if (url.startsWith('sqlite://')) {
-    const { onCheckpointProblem } = options;
-    store = new SqliteStore(openSqlite(sqlitePathFromUrl(url), onCheckpointProblem === undefined ? {} : { onError: onCheckpointProblem }));
+    const { onCheckpointProblem, onWritePause } = options;
+    store = new SqliteStore(openSqlite(sqlitePathFromUrl(url), { onError: onCheckpointProblem, onPauseEnd: onWritePause }));
   } else {
     const opened = await openPostgres(url);
     store = new PostgresStore(opened.db, opened.fastDb, opened.schema);

@@ -1,10 +1,11 @@
 /**
  * GET /metrics through a listening gateway: the Prometheus series the operator scrapes (requests by
  * model, route, status and error type; overhead and upstream latency; route health; limiter
- * rejections; credits charged), and the admin token guarding them when one is configured.
+ * rejections; credits charged; the accounting's writes to the store), and the admin token guarding them when one is configured.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway-harness.js';
+import { seriesValue as valueOf } from '../support/series-value.js';
 
 let gw: RunningGateway | undefined;
 afterEach(async () => {
@@ -42,11 +43,6 @@ const chat = (g: RunningGateway, model: string, stream = false) =>
     return res.status;
   });
 
-/** The value of one series line, by its exact name and labels. */
-function valueOf(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 describe('GET /metrics', () => {
   it('counts requests by model, route, status and error type, with latency, route health, rejections and credits', async () => {
@@ -80,6 +76,13 @@ describe('GET /metrics', () => {
     expect(valueOf(text, 'tollgate_route_available{route="broken/u"}')).toBe(1);
     expect(valueOf(text, 'tollgate_route_in_flight{route="mock/u"}')).toBe(0);
     expect(valueOf(text, 'tollgate_credits_charged_total{model="m"}')).toBeGreaterThan(0);
+    // The three charged answers waited for their commits; the failed requests' usage records may still wait.
+    expect(valueOf(text, 'tollgate_settlements_committed_total')).toBeGreaterThanOrEqual(3);
+    expect(valueOf(text, 'tollgate_settlement_commit_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(valueOf(text, 'tollgate_settlement_commit_failures_total')).toBe(0);
+    expect(valueOf(text, 'tollgate_settlement_backlog')).toBeGreaterThanOrEqual(0);
+    // An in-memory database has no write-ahead log to start over.
+    expect(valueOf(text, 'tollgate_store_write_pause_seconds_count')).toBe(0);
     expect(text).toContain('tollgate_process_cpu_seconds_total');
     expect(text).not.toContain('sk-');
   });

@@ -24,7 +24,8 @@ describe('Checkpointer', () => {
     const path = join(dir, 'steady.db');
     // The copier at the normal priority: at nice 19 it would wait for the other test files that
     // share the machine's cores, which is its purpose in production and not what this test measures.
-    const store = new SqliteStore(openSqlite(path, { everyMs: 20, restartFrames: 300, copierNice: 0 }));
+    const pauses: number[] = [];
+    const store = new SqliteStore(openSqlite(path, { everyMs: 20, restartFrames: 300, copierNice: 0, onPauseEnd: (ms) => pauses.push(ms) }));
     await store.migrate();
     await store.createAccountIfAbsent({ id: 'acct', name: null, tier: 't', balanceMicros: 1_000_000 });
     // Steady load: a commit in every turn of the event loop, as a busy gateway makes them.
@@ -38,6 +39,9 @@ describe('Checkpointer', () => {
     // longest length, so one long spell without CPU for the worker (CI runs test files side by
     // side on two cores) leaves it at tens of MB (32 MB seen once). The bound separates the two.
     expect(walBytes(path)).toBeLessThan(50 * 2 ** 20);
+    // Each restart held the commits for a while, and said how long (the metrics' histogram).
+    expect(pauses.length).toBeGreaterThan(0);
+    expect(pauses.every((ms) => ms >= 0 && ms < 10_000)).toBe(true);
     expect((await store.getAccount('acct'))?.balanceMicros).toBe(1_000_000 - 7 * commits);
     expect(await store.ledgerSum('acct')).toBe(1_000_000 - 7 * commits);
     await store.close();
@@ -76,7 +80,8 @@ describe('Checkpointer: a slow restart', () => {
   it('holds the commits until the restart ends, rather than let one wait in SQLite on the event loop', async () => {
     const path = join(dir, 'slow-restart.db');
     const problems: string[] = [];
-    const store = new SqliteStore(openSqlite(path, { everyMs: 200, restartFrames: 20, copierNice: 0, slowPauseMs: 100, onError: (message) => problems.push(message) }));
+    const pauses: number[] = [];
+    const store = new SqliteStore(openSqlite(path, { everyMs: 200, restartFrames: 20, copierNice: 0, slowPauseMs: 100, onError: (message) => problems.push(message), onPauseEnd: (ms) => pauses.push(ms) }));
     await store.migrate();
     await store.createAccountIfAbsent({ id: 'acct', name: null, tier: 't', balanceMicros: 1_000_000 });
     let n = 0;
@@ -89,6 +94,8 @@ describe('Checkpointer: a slow restart', () => {
     // handler for the rest of the restart, the event loop with it: a gap of about 900 ms here.
     expect(longestGap).toBeLessThan(600);
     expect(problems.some((message) => message.includes('held the store\'s commits'))).toBe(true);
+    // The restart waited for the reader (up to the restarter's busy timeout of 1 s): so did its pause.
+    expect(Math.max(...pauses)).toBeGreaterThan(500);
     expect(await store.ledgerSum('acct')).toBe(1_000_000 - 7 * n);
     await store.close();
   });

@@ -105,6 +105,8 @@ export interface CheckpointerOptions {
   /** The copier thread's nice value (Linux): 19, the lowest priority, unless a test needs it to keep pace. */
   copierNice?: number;
   onError?: (message: string) => void;
+  /** Told, when the store's commits go on again, how long the restart held them (for the metrics). */
+  onPauseEnd?: (ms: number) => void;
 }
 
 interface WorkerMessage {
@@ -121,11 +123,14 @@ export class Checkpointer {
   private slowTimer: NodeJS.Timeout | null = null;
   private readonly slowPauseMs: number;
   private readonly onError: (message: string) => void;
+  private readonly onPauseEnd: (ms: number) => void;
+  private pausedAt = 0;
 
   constructor(path: string, driverPath: string, options: CheckpointerOptions = {}) {
-    const { everyMs = 1_000, restartFrames = 16_384, slowPauseMs = 2_000, copierNice = 19, onError = () => undefined } = options;
+    const { everyMs = 1_000, restartFrames = 16_384, slowPauseMs = 2_000, copierNice = 19, onError = () => undefined, onPauseEnd = () => undefined } = options;
     this.slowPauseMs = slowPauseMs;
     this.onError = onError;
+    this.onPauseEnd = onPauseEnd;
     // `role` tells a driver module which worker loads it: tests stand in one that fails in one of them.
     const workerData = { path, driver: driverPath, everyMs, restartFrames, copierNice };
     this.copier = new Worker(COPIER_SOURCE, { eval: true, workerData: { ...workerData, role: 'copier' } });
@@ -168,6 +173,7 @@ export class Checkpointer {
     this.gate.pause();
     this.paused = true;
     const began = performance.now();
+    this.pausedAt = began;
     this.slowTimer = setTimeout(() => {
       this.slowTimer = null;
       this.onError(`restarting the write-ahead log has held the store's commits for ${Math.round(performance.now() - began)} ms; they wait for its end (a slow disk?)`);
@@ -189,6 +195,7 @@ export class Checkpointer {
     if (this.slowTimer !== null) clearTimeout(this.slowTimer);
     this.slowTimer = null;
     this.gate?.resume();
+    this.onPauseEnd(performance.now() - this.pausedAt);
   }
 
   /** A last full checkpoint, then the workers end. */
