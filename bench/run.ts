@@ -1,7 +1,9 @@
 /**
  * `npm run bench`: what Tollgate adds to every request, measured against the lower bound (a
  * minimal node:http + undici proxy), a peer (the Portkey gateway) and the mock upstream alone,
- * all in one run because these machines are shared and noisy: only ratios within a run compare.
+ * all in one run because these machines are shared and noisy: only ratios within a run compare,
+ * and the targets' ratios are taken within each repetition (the targets measured back to back)
+ * before their median (lib/report.ts).
  *
  * Options: --duration S (per run, default 8), --reps N (default 3), --warm-up S (load on each
  * target before measuring, default 12), --targets a,b (subset of
@@ -291,6 +293,7 @@ async function matrix(): Promise<number> {
           syscalls: median(list.map((s) => s.syscalls)),
           stealPct: median(list.map((s) => s.stealPct)),
           errors: list.reduce((sum, s) => sum + s.errors + s.non2xx, 0),
+          repetitions: list.map((s) => ({ rps: s.rps, cpuMicros: s.cpuMicros, p99: s.p99 })),
         });
       }
     }

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { renderMarkdown, type Report, type Row } from './report.js';
+import type { TargetName } from './plan.js';
+
+function row(scenario: string, target: TargetName, reps: Array<[rps: number, cpu: number, p99: number]>, withRepetitions = true): Row {
+  const mid = [...reps].sort((a, b) => a[0] - b[0])[Math.floor(reps.length / 2)] as [number, number, number];
+  const sorted = (i: 0 | 1 | 2): number => ([...reps].map((r) => r[i]).sort((a, b) => a - b)[Math.floor(reps.length / 2)] as number);
+  return {
+    scenario, target, rps: mid[0], p50: 1, p90: 2, p99: sorted(2), cpuMicros: sorted(1), userMicros: 1, syscalls: 4, stealPct: 0, errors: 0,
+    ...(withRepetitions ? { repetitions: reps.map(([rps, cpuMicros, p99]) => ({ rps, cpuMicros, p99 })) } : {}),
+  };
+}
+
+function report(rows: Row[]): Report {
+  return { date: '2026-11-27T14:06:35.416Z', machine: 'test', pinned: true, durationSeconds: 8, repetitions: 3, peer: 'none', rows };
+}
+
+const targetLine = (markdown: string, what: string): string | undefined => markdown.split('\n').find((l) => l.startsWith(`| ${what} |`));
+
+describe('renderMarkdown: the targets', () => {
+  // The c32 figures of the run of 2026-11-27T14:06, whose guest changed speed between repetitions.
+  const c32 = [
+    row('c32', 'lower-bound', [[5_059, 182, 18], [5_309, 179, 15], [9_298, 90, 8]]),
+    row('c32', 'tollgate', [[3_150, 316, 38], [6_244, 158, 13], [6_409, 152, 12]]),
+  ];
+
+  it('takes each ratio within a repetition, then the median, and shows each repetition\'s', () => {
+    const markdown = renderMarkdown(report(c32));
+    // The medians of the table (6,244 against 5,309) would say 1.18×, from two different repetitions.
+    expect(targetLine(markdown, 'Throughput at 32 connections, Tollgate / lower bound')).toBe('| Throughput at 32 connections, Tollgate / lower bound | 0.69× (0.62, 1.18, 0.69) | ≥ 0.7× | no |');
+    expect(targetLine(markdown, 'CPU per request at 32 connections, Tollgate / lower bound')).toBe('| CPU per request at 32 connections, Tollgate / lower bound | 1.69× (1.74, 0.88, 1.69) | ≤ 1.5× | no |');
+  });
+
+  it('takes the p99 excess within a repetition too', () => {
+    const markdown = renderMarkdown(report([
+      row('rate-1000', 'lower-bound', [[1_000, 206, 5.48], [1_000, 198, 4.69], [1_000, 214, 7.87]]),
+      row('rate-1000', 'tollgate', [[1_000, 420, 9.45], [1_000, 430, 12.04], [1_000, 501, 8.25]]),
+    ]));
+    expect(targetLine(markdown, 'p99 at 1,000 requests/s, Tollgate − lower bound')).toBe('| p99 at 1,000 requests/s, Tollgate − lower bound | 3.97 ms (3.97, 7.35, 0.38) | ≤ 1 ms | no |');
+  });
+
+  it('falls back to the medians for a report without repetitions, and says – for a target not run', () => {
+    const markdown = renderMarkdown(report([
+      row('c32', 'lower-bound', [[10_000, 100, 5]], false),
+      row('c32', 'tollgate', [[8_000, 140, 6]], false),
+    ]));
+    expect(targetLine(markdown, 'Throughput at 32 connections, Tollgate / lower bound')).toBe('| Throughput at 32 connections, Tollgate / lower bound | 0.80× | ≥ 0.7× | yes |');
+    expect(targetLine(markdown, 'Throughput at 32 connections, Tollgate / peer')).toBe('| Throughput at 32 connections, Tollgate / peer | – | ≥ 15× | – |');
+  });
+});
