@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderMarkdown, type Report, type Row } from './report.js';
 import type { TargetName } from './plan.js';
+import { fmt } from './stats.js';
 
 function row(scenario: string, target: TargetName, reps: Array<[rps: number, cpu: number, p99: number]>, withRepetitions = true): Row {
   const mid = [...reps].sort((a, b) => a[0] - b[0])[Math.floor(reps.length / 2)] as [number, number, number];
@@ -46,5 +47,14 @@ describe('renderMarkdown: the targets', () => {
     ]));
     expect(targetLine(markdown, 'Throughput at 32 connections, Tollgate / lower bound')).toBe('| Throughput at 32 connections, Tollgate / lower bound | 0.80× | ≥ 0.7× | yes |');
     expect(targetLine(markdown, 'Throughput at 32 connections, Tollgate / peer')).toBe('| Throughput at 32 connections, Tollgate / peer | – | ≥ 15× | – |');
+  });
+});
+
+describe('fmt', () => {
+  it('shows a value that rounds to zero as zero, without a minus sign', () => {
+    expect(fmt(-0.004, 2)).toBe('0.00');
+    expect(fmt(-0.006, 2)).toBe('-0.01');
+    expect(fmt(1234.5)).toBe('1,235');
+    expect(fmt(undefined)).toBe('–');
   });
 });

@@ -11,5 +11,8 @@ export function ratio(a: number | undefined, b: number | undefined): number | un
 }
 
 export function fmt(value: number | undefined, digits = 0): string {
-  return value === undefined || !Number.isFinite(value) ? '–' : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  if (value === undefined || !Number.isFinite(value)) return '–';
+  // A value that rounds to zero is shown as 0, not as "-0.00".
+  const shown = Math.abs(value) < 0.5 / 10 ** digits ? 0 : value;
+  return shown.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
