@@ -31,9 +31,10 @@ import { Worker } from 'node:worker_threads';
  * lowest CPU priority (nice 19, on its own thread only): where the gateway's thread shares a core
  * with it (one core, or a CPU quota of one), a checkpoint at equal priority took turns with the
  * requests for a few milliseconds once a second, which set the p99 at 1,000 requests/s, and at
- * nice 19 the requests come first (README, Performance). The restarter runs only while commits are
- * paused, so it keeps the normal priority: an unprivileged thread can lower its priority but never
- * raise it again, and a starved restart would hold every commit back.
+ * nice 19 the requests come first (bench/HISTORY.md, "So the checkpoint now yields the core").
+ * The restarter runs only while commits are paused, so it keeps the normal priority: an
+ * unprivileged thread can lower its priority but never raise it again, and a starved restart
+ * would hold every commit back.
  */
 const COPIER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
