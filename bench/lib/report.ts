@@ -51,7 +51,7 @@ interface Check {
  * those values. Without repetitions on both sides (a report of an earlier version), the measure of
  * the two medians.
  */
-export function paired(a: Row | undefined, b: Row | undefined, measure: (a: RepetitionFigures, b: RepetitionFigures) => number | undefined): { value: number | undefined; each: number[] } {
+function paired(a: Row | undefined, b: Row | undefined, measure: (a: RepetitionFigures, b: RepetitionFigures) => number | undefined): { value: number | undefined; each: number[] } {
   if (a === undefined || b === undefined) return { value: undefined, each: [] };
   const ra = a.repetitions;
   const rb = b.repetitions;
