@@ -51,20 +51,31 @@ interface Check {
  * those values. Without repetitions on both sides (a report of an earlier version), the measure of
  * the two medians.
  */
-function paired(a: Row | undefined, b: Row | undefined, measure: (a: RepetitionFigures, b: RepetitionFigures) => number | undefined): { value: number | undefined; each: number[] } {
-  if (a === undefined || b === undefined) return { value: undefined, each: [] };
+function paired(a: Row | undefined, b: Row | undefined, measure: (a: RepetitionFigures, b: RepetitionFigures) => number | undefined): Paired {
+  if (a === undefined || b === undefined) return { value: undefined, each: [], ofMedians: false };
   const ra = a.repetitions;
   const rb = b.repetitions;
-  if (ra === undefined || rb === undefined || ra.length !== rb.length || ra.length === 0) return { value: measure(a, b), each: [] };
-  const each = ra.map((x, i) => measure(x, rb[i] as RepetitionFigures)).filter((v): v is number => v !== undefined);
-  return { value: each.length === 0 ? undefined : median(each), each };
+  if (ra === undefined || rb === undefined || ra.length !== rb.length || ra.length === 0) return { value: measure(a, b), each: [], ofMedians: true };
+  // A repetition without a value keeps its place (shown as –), so that the others stay in order.
+  const each = ra.map((x, i) => measure(x, rb[i] as RepetitionFigures));
+  const known = each.filter((v): v is number => v !== undefined);
+  return { value: known.length === 0 ? undefined : median(known), each, ofMedians: false };
+}
+
+interface Paired {
+  value: number | undefined;
+  /** Each repetition's own value, in order. */
+  each: Array<number | undefined>;
+  /** The repetitions could not be paired (a report of an earlier version): the value is of the medians. */
+  ofMedians: boolean;
 }
 
 function checks(report: Report): Check[] {
   const at = (scenario: string, target: TargetName): Row | undefined => report.rows.find((r) => r.scenario === scenario && r.target === target);
   const out: Check[] = [];
-  const add = (what: string, { value, each }: { value: number | undefined; each: number[] }, target: string, pass: (v: number) => boolean, digits = 2, unit = '×'): void => {
-    const shown = value === undefined ? '–' : `${fmt(value, digits)}${unit}${each.length > 1 ? ` (${each.map((v) => fmt(v, digits)).join(', ')})` : ''}`;
+  const add = (what: string, { value, each, ofMedians }: Paired, target: string, pass: (v: number) => boolean, digits = 2, unit = '×'): void => {
+    const detail = ofMedians ? ' (of the medians)' : each.length > 1 ? ` (${each.map((v) => fmt(v, digits)).join(', ')})` : '';
+    const shown = value === undefined ? '–' : `${fmt(value, digits)}${unit}${detail}`;
     out.push({ what, value: shown, target, pass: value === undefined ? undefined : pass(value) });
   };
   const throughput = (x: RepetitionFigures, y: RepetitionFigures): number | undefined => ratio(x.rps, y.rps);

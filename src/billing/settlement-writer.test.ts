@@ -129,6 +129,26 @@ describe('SettlementWriter', () => {
     expect(writes.map(([count]) => count)).toEqual([3, 1]);
     expect(store.batches).toEqual([['w0', 'w1', 'w2'], ['f']]);
   });
+
+  it('takes a fault of its observer for no failed commit: nothing is written twice or retried', async () => {
+    const store = fakeStore();
+    const writer = new SettlementWriter(store as unknown as Store, logger);
+    let failures = 0;
+    writer.observer = {
+      committed: () => {
+        throw new Error('metrics broken');
+      },
+      failed: () => failures++,
+    };
+    const started = performance.now();
+    await commitMany(writer, 'o', 2);
+    await writer.commit(settlement('o2'));
+    // A retry would wait RETRY_MS (200 ms) first.
+    expect(performance.now() - started).toBeLessThan(150);
+    await writer.close();
+    expect(failures).toBe(0);
+    expect(store.batches).toEqual([['o0', 'o1'], ['o2']]);
+  });
   it('gives each caller its own waitMs, counted from its own commit', async () => {
     const store = fakeStore();
     store.failing = true;

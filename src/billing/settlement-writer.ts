@@ -188,20 +188,30 @@ export class SettlementWriter {
         await this.store.commitSettlements(batch.settlements);
         const ms = performance.now() - started;
         batch.finish();
-        this.observer?.committed(batch.settlements.length, ms);
         failures = 0;
+        this.tell((observer) => observer.committed(batch.settlements.length, ms));
         // Let requests run between two writes (a commit on SQLite is synchronous).
         await nextTurn();
         if (batch.charges >= BUSY_BATCH && !this.closed) await this.gather();
       } catch (err) {
         failures++;
-        this.observer?.failed();
+        this.tell((observer) => observer.failed());
         if (failures === 1) this.logger.error({ err, queued: this.queue.length + this.usage.length }, 'could not commit settlements; retrying');
         if (this.closed && failures >= 3) break;
         await new Promise((r) => setTimeout(r, RETRY_MS));
       }
     }
     this.running = null;
+  }
+
+  /** The metrics are told; a fault of theirs is logged, never taken for a failed commit. */
+  private tell(report: (observer: SettlementObserver) => void): void {
+    if (this.observer === null) return;
+    try {
+      report(this.observer);
+    } catch (err) {
+      this.logger.warn({ err }, 'settlement metrics could not be updated');
+    }
   }
 
   /** Lets the next batch grow while the loop is busy (see GATHER_TURNS). */

@@ -195,8 +195,15 @@ export class Checkpointer {
     this.paused = false;
     if (this.slowTimer !== null) clearTimeout(this.slowTimer);
     this.slowTimer = null;
+    // Measured before the held commits run (resume() runs them), and told without letting a
+    // fault of the metrics keep the copier from being told the restart is over.
+    const ms = performance.now() - this.pausedAt;
     this.gate?.resume();
-    this.onPauseEnd(performance.now() - this.pausedAt);
+    try {
+      this.onPauseEnd(ms);
+    } catch (err) {
+      this.onError(`could not report a write pause: ${String(err)}`);
+    }
   }
 
   /** A last full checkpoint, then the workers end. */
