@@ -12,7 +12,9 @@
  * --scenarios a,b, --soak [--minutes M] (memory over time at 1,000 requests/s instead of the
  * matrix, default 10 minutes), --instructions (main-thread instructions per request under
  * callgrind, lower bound against Tollgate: steady on a noisy machine; --requests N, --warmup N;
- * --scenarios stream-c32 for streamed requests), --out DIR (default bench/results).
+ * --scenarios stream-c32 for streamed requests), --profile (where the CPU time of the lower bound
+ * and Tollgate goes, from V8's sampling profiler: self time per request by place and by function,
+ * for each closed-loop scenario asked for), --out DIR (default bench/results).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,6 +30,7 @@ import { fmt, median, ratio } from './lib/stats.js';
 import { DEFAULT_TARGETS, SCENARIOS, TARGET_NAMES, isTollgate, type Scenario, type TargetName } from './lib/plan.js';
 import { renderMarkdown, type Report, type Row } from './lib/report.js';
 import { coreTicks, stolenShare } from './lib/steal.js';
+import { perRequest, profileWhile, selfTimes } from './lib/cpu-profile.js';
 import { HAS_CALLGRIND, countInstructions, type InstructionResult } from './lib/instructions.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -57,6 +60,9 @@ const USAGE = `usage: npm run bench -- [options]
   --instructions    CPU per request in instructions, under valgrind's callgrind
   --requests N      measured requests per target with --instructions (default 1000)
   --warmup N        warm-up requests per target with --instructions (default 3000)
+  --profile         where the CPU time of the lower bound and Tollgate goes (V8's sampling profiler,
+                    after the warm-up): self time per request by place and by function, for each
+                    closed-loop scenario in --scenarios, and a .cpuprofile for Chrome DevTools each
   --warm-up S       seconds of load each target gets before the matrix is measured (default 12)
   --out DIR         where the Markdown and JSON results go (default bench/results)`;
 
@@ -71,6 +77,7 @@ function parseOptions() {
         soak: { type: 'boolean', default: false },
         minutes: { type: 'string', default: '10' },
         instructions: { type: 'boolean', default: false },
+        profile: { type: 'boolean', default: false },
         requests: { type: 'string', default: '1000' },
         warmup: { type: 'string', default: '3000' },
         'warm-up': { type: 'string', default: '12' },
@@ -167,7 +174,8 @@ interface Target {
   headers: Record<string, string>;
 }
 
-async function startTargets(names: TargetName[], dir: string): Promise<{ mock: Server; targets: Target[] }> {
+/** `inspect`: the inspector port of each target to start with `--inspect` (for --profile). */
+async function startTargets(names: TargetName[], dir: string, inspect = new Map<TargetName, number>()): Promise<{ mock: Server; targets: Target[] }> {
   const node = process.execPath;
   const mockPort = await freePort();
   // The mock upstream shares the load generator's core, so the server under test has a core alone.
@@ -179,13 +187,13 @@ async function startTargets(names: TargetName[], dir: string): Promise<{ mock: S
       targets.push({ name, server: mock, url: `${upstream}/v1/chat/completions`, headers: {} });
     } else if (name === 'lower-bound') {
       const port = await freePort();
-      const server = await startServer(name, port, [node, ...SERVER_NODE_FLAGS, join(BENCH_DIST, 'servers', 'lower-bound.js'), String(port), upstream], { core: SERVER_CORE });
+      const server = await startServer(name, port, [node, ...SERVER_NODE_FLAGS, ...inspectorFlag(inspect.get(name)), join(BENCH_DIST, 'servers', 'lower-bound.js'), String(port), upstream], { core: SERVER_CORE });
       targets.push({ name, server, url: `http://127.0.0.1:${port}/v1/chat/completions`, headers: {} });
     } else if (isTollgate(name)) {
       const port = await freePort();
       const key = generateKey();
       const config = tollgateConfig(dir, upstream, name);
-      const server = await startServer(name, port, [node, ...SERVER_NODE_FLAGS, join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)], {
+      const server = await startServer(name, port, [node, ...SERVER_NODE_FLAGS, ...inspectorFlag(inspect.get(name)), join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)], {
         core: SERVER_CORE,
         env: { TOLLGATE_BENCH_KEY: key },
         cwd: dir,
@@ -204,6 +212,10 @@ async function startTargets(names: TargetName[], dir: string): Promise<{ mock: S
     }
   }
   return { mock, targets };
+}
+
+function inspectorFlag(port: number | undefined): string[] {
+  return port === undefined ? [] : [`--inspect=127.0.0.1:${port}`];
 }
 
 function body(scenario: Scenario, target: TargetName): string {
@@ -444,5 +456,49 @@ async function instructionCount(): Promise<number> {
   return results.some((r) => r.failed > 0) ? 1 : 0;
 }
 
-const code = values.instructions ? await instructionCount() : values.soak ? await soak(Number(values.minutes)) : await matrix();
+/** Microseconds between the profiler's samples: ten times V8's default, for more samples in a short run. */
+const PROFILE_INTERVAL_MICROS = 100;
+
+/**
+ * Where the CPU time of the lower bound and of Tollgate goes in each closed-loop scenario asked
+ * for: V8's sampling profiler over one run of --duration seconds after the usual warm-up.
+ */
+async function cpuProfiles(): Promise<number> {
+  const names = values.targets.split(',').filter((n): n is TargetName => n === 'lower-bound' || isTollgate(n as TargetName));
+  const scenarios = SCENARIOS.filter((s) => s.rate === undefined && values.scenarios.split(',').includes(s.id));
+  if (names.length === 0) refuse('--profile profiles lower-bound and the Tollgate targets; --targets names none of them');
+  if (scenarios.length === 0) refuse('--profile needs a closed-loop scenario (c32, c128 or stream-c32) in --scenarios');
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-profile-'));
+  const inspect = new Map<TargetName, number>();
+  for (const name of names) inspect.set(name, await freePort());
+  const { mock, targets } = await startTargets(names, dir, inspect);
+  mkdirSync(values.out, { recursive: true });
+  let errors = 0;
+  try {
+    for (const target of targets) await warmUp(target, scenarios, Number(values['warm-up']));
+    for (const scenario of scenarios) {
+      for (const target of targets) {
+        const { profile, result } = await profileWhile(inspect.get(target.name) as number, PROFILE_INTERVAL_MICROS, () => measure(target, scenario, Number(values.duration)));
+        errors += result.errors + result.non2xx;
+        const file = join(values.out, `profile-${target.name}-${scenario.id}.cpuprofile`);
+        writeFileSync(file, JSON.stringify(profile));
+        const times = selfTimes(profile, ROOT);
+        const busy = (times.totalMicros - times.idleMicros) / result.requests;
+        console.log(`\n${scenario.id}, ${target.name}: ${fmt(result.rps)} requests/s under the profiler, ${fmt(busy, 1)} µs sampled a request outside idle (${fmt((100 * times.idleMicros) / times.totalMicros, 1)}% idle); ${file}`);
+        console.log('  self time a request, by place:');
+        for (const [place, micros] of perRequest(times.byPlace, result.requests, 15)) console.log(`  ${fmt(micros, 2).padStart(8)} µs  ${place}`);
+        console.log('  self time a request, by function:');
+        for (const [name, micros] of perRequest(times.byFunction, result.requests, 25)) console.log(`  ${fmt(micros, 2).padStart(8)} µs  ${name}`);
+      }
+    }
+  } finally {
+    for (const target of targets) if (target.server !== mock) await target.server.stop();
+    await mock.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  if (errors > 0) console.error(`bench: ${errors} requests failed while profiling`);
+  return errors > 0 ? 1 : 0;
+}
+
+const code = values.instructions ? await instructionCount() : values.profile ? await cpuProfiles() : values.soak ? await soak(Number(values.minutes)) : await matrix();
 process.exit(code);
