@@ -57,7 +57,8 @@ const USAGE = `usage: npm run bench -- [options]
   --scenarios LIST  of ${SCENARIOS.map((s) => s.id).join(', ')} (default: all)
   --soak            resident memory of Tollgate at 1,000 requests/s instead of the matrix
   --minutes N       length of --soak (default 10)
-  --instructions    CPU per request in instructions, under valgrind's callgrind
+  --instructions    CPU per request in instructions, under valgrind's callgrind, for the first
+                    closed-loop scenario in --scenarios (c32 unless told: --scenarios stream-c32)
   --requests N      measured requests per target with --instructions (default 1000)
   --warmup N        warm-up requests per target with --instructions (default 3000)
   --profile         where the CPU time of the lower bound and Tollgate goes (V8's sampling profiler,
