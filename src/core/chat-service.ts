@@ -71,6 +71,11 @@ export type ChatOutcome =
       finish: () => void;
       /** The code of the error frame that ended the stream, if one did. */
       errorCode: () => string | undefined;
+      /**
+       * True once only the stream's last frame remains, to be yielded after the charge's commit:
+       * a writer that holds what it has until then sends the stream's end in one write.
+       */
+      ending: () => boolean;
     };
 
 export interface ChatServiceOptions {
@@ -179,6 +184,7 @@ export class ChatService {
         upstreamHeadersMs: headersMs,
         finish: () => void tally.settle(),
         errorCode: () => tally.errorCode,
+        ending: () => tally.ending,
       };
     } catch (err) {
       const error = toGatewayError(err);
@@ -233,6 +239,7 @@ export class ChatService {
       tally.completed = true;
       tally.routeCompleted();
       // Committed before the stream's end reaches the client.
+      tally.ending = true;
       await tally.settle({ status: 200, frame: DONE_FRAME });
       yield DONE_FRAME;
     } catch (err) {
@@ -248,6 +255,7 @@ export class ChatService {
       if (error.status === 500) this.options.onInternalError(ctx.requestId, err);
       const frame = errorFrame(error);
       tally.errorCode = error.code;
+      tally.ending = true;
       await tally.settle({ status: error.status, code: error.code, frame });
       yield frame;
     } finally {
@@ -313,6 +321,8 @@ class StreamTally {
   failed = false;
   /** The code of the error frame that ended the stream, if one did. */
   errorCode: string | undefined = undefined;
+  /** Only the stream's last frame, sent once the settlement is committed, remains. */
+  ending = false;
   /** The frames sent, kept only when the stream is recorded for an Idempotency-Key. */
   readonly transcript: string[] | null;
   private settled: Promise<void> | null = null;

@@ -47,19 +47,32 @@ export async function* startingWith<T>(first: IteratorResult<T>, rest: AsyncIter
   }
 }
 
+const NEVER = (): boolean => false;
+
 /**
  * Writes every frame; returns false if the client went away before the end (with `readToEnd`,
- * the frames are still read to their end, written nowhere). Frames written in
- * the same event-loop turn (one upstream read holds many events; a stream's last events, its
- * [DONE] and the end) are corked into one socket write instead of one write each: the cork is
- * lifted at the end of the turn, not of the tick, so that the [DONE] written after the charge's
- * commit still joins the last events.
+ * the frames are still read to their end, written nowhere). Frames written in the same
+ * event-loop turn (one upstream read holds many events) are corked into one socket write instead
+ * of one write each, the cork lifted at the end of the turn, not of the tick. `ending` says that
+ * only the stream's last frame remains, held back until the charge's commit: the cork then stays
+ * on until the response ends, so that a stream's last events, its last frame and the end of the
+ * response leave in one write and one packet instead of two.
  */
-export async function writeFrames(res: ServerResponse, frames: AsyncIterable<string | Uint8Array>, signal: CancelSignal, readToEnd = false): Promise<boolean> {
+export async function writeFrames(
+  res: ServerResponse,
+  frames: AsyncIterable<string | Uint8Array>,
+  signal: CancelSignal,
+  readToEnd = false,
+  ending: () => boolean = NEVER,
+): Promise<boolean> {
   let corked = false;
   const uncork = (): void => {
+    if (!corked) return;
     corked = false;
     res.uncork();
+  };
+  const endOfTurn = (): void => {
+    if (!ending()) uncork();
   };
   for await (const frame of frames) {
     if (res.destroyed) {
@@ -70,9 +83,11 @@ export async function writeFrames(res: ServerResponse, frames: AsyncIterable<str
     if (!corked) {
       corked = true;
       res.cork();
-      setImmediate(uncork);
+      setImmediate(endOfTurn);
     }
     if (!res.write(frame)) {
+      // A full buffer is sent now, held or not: a corked socket never drains.
+      uncork();
       await drained(res, signal);
       if (signal.aborted && res.writableNeedDrain) {
         // Cancelled, and the client is not reading: nothing more can reach it.
@@ -82,6 +97,8 @@ export async function writeFrames(res: ServerResponse, frames: AsyncIterable<str
     }
   }
   if (res.destroyed) return false;
+  // Lifts any cork still held, and sends what it held with the end of the response.
+  corked = false;
   res.end();
   return true;
 }

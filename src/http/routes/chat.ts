@@ -156,7 +156,7 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
       // The id first: a property added after a spread misses V8's inline caches (see billing/outcomeOf).
       res.writeHead(200, { 'x-request-id': request.id, ...SSE_HEADERS, ...outcome.headers });
       const frames = presenter === null ? outcome.frames : shown(outcome.frames, presenter.stream(), keep);
-      completed = await writeFrames(res, frames, controller.signal, call !== null);
+      completed = await writeFrames(res, frames, controller.signal, call !== null, outcome.ending);
     } catch (err) {
       logger.error({ err, request_id: request.id }, 'stream relay failed');
       res.destroy();
