@@ -18,11 +18,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { HAS_TASKSET, cpuTimes, residentBytes, startServer, systemCalls, type Server } from './lib/processes.js';
+import { HAS_TASKSET, cpuTimes, freePort, residentBytes, startServer, systemCalls, type Server } from './lib/processes.js';
 import { describeStatuses, runLoad, type LoadResult } from './lib/load.js';
 import { runFixedRate } from './lib/fixed-rate.js';
 import { ensurePortkey, PORTKEY_VERSION } from './lib/peer.js';
@@ -111,17 +110,6 @@ function refuse(message: string): never {
 function refuseUnknown(option: string, list: string, known: readonly string[]): void {
   const unknown = list.split(',').filter((name) => !known.includes(name));
   if (unknown.length > 0) refuse(`--${option}: unknown ${unknown.join(', ')} (known: ${known.join(', ')})`);
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => done(port));
-    });
-  });
 }
 
 function generateKey(): string {

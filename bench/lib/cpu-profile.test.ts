@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { perRequest, placeOf, profileWhile, selfTimes, type CpuProfile } from './cpu-profile.js';
+import { freePort } from './processes.js';
 
 const ROOT = '/srv/tollgate';
 const frame = (functionName: string, url: string, lineNumber = 0) => ({ functionName, url, lineNumber });
@@ -57,17 +57,6 @@ describe('selfTimes', () => {
     ]);
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 describe('profileWhile', () => {
   it('records the profile of a process started with --inspect while the work runs', async () => {

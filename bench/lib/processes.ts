@@ -4,7 +4,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 
 export const HAS_TASKSET = spawnSync('taskset', ['-V']).status === 0;
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim()) || 100;
@@ -54,6 +54,18 @@ export async function startServer(name: string, port: number, command: string[],
         setTimeout(() => child.kill('SIGKILL'), 3000).unref();
       }),
   };
+}
+
+/** A port nothing listens on now, for a server about to start. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 function accepts(port: number): Promise<boolean> {
