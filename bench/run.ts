@@ -459,11 +459,13 @@ async function cpuProfiles(): Promise<number> {
   if (scenarios.length === 0) refuse('--profile needs a closed-loop scenario (c32, c128 or stream-c32) in --scenarios');
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-profile-'));
   const inspect = new Map<TargetName, number>();
-  for (const name of names) inspect.set(name, await freePort());
-  const { mock, targets } = await startTargets(names, dir, inspect);
-  mkdirSync(values.out, { recursive: true });
+  let started: { mock: Server; targets: Target[] } | undefined;
   let errors = 0;
   try {
+    for (const name of names) inspect.set(name, await freePort());
+    started = await startTargets(names, dir, inspect);
+    const { targets } = started;
+    mkdirSync(values.out, { recursive: true });
     for (const target of targets) await warmUp(target, scenarios, Number(values['warm-up']));
     for (const scenario of scenarios) {
       for (const target of targets) {
@@ -473,7 +475,10 @@ async function cpuProfiles(): Promise<number> {
         writeFileSync(file, JSON.stringify(profile));
         const times = selfTimes(profile, ROOT);
         const busy = (times.totalMicros - times.idleMicros) / result.requests;
-        console.log(`\n${scenario.id}, ${target.name}: ${fmt(result.rps)} requests/s under the profiler, ${fmt(busy, 1)} µs sampled a request outside idle (${fmt((100 * times.idleMicros) / times.totalMicros, 1)}% idle); ${file}`);
+        // Sampled time is wall-clock time: a thread that waited for the core counts as busy in it, where /proc counts CPU only.
+        console.log(
+          `\n${scenario.id}, ${target.name}: ${fmt(result.rps)} requests/s under the profiler; ${fmt(busy, 1)} µs sampled a request outside idle (${fmt((100 * times.idleMicros) / times.totalMicros, 1)}% idle), ${fmt(result.cpuMicros, 1)} µs of CPU a request in /proc (all threads); ${file}`,
+        );
         console.log('  self time a request, by place:');
         for (const [place, micros] of perRequest(times.byPlace, result.requests, 15)) console.log(`  ${fmt(micros, 2).padStart(8)} µs  ${place}`);
         console.log('  self time a request, by function:');
@@ -481,8 +486,10 @@ async function cpuProfiles(): Promise<number> {
       }
     }
   } finally {
-    for (const target of targets) if (target.server !== mock) await target.server.stop();
-    await mock.stop();
+    if (started !== undefined) {
+      for (const target of started.targets) if (target.server !== started.mock) await target.server.stop();
+      await started.mock.stop();
+    }
     rmSync(dir, { recursive: true, force: true });
   }
   if (errors > 0) console.error(`bench: ${errors} requests failed while profiling`);

@@ -17,12 +17,13 @@ describe('placeOf', () => {
     expect(placeOf(frame('batches', `file://${ROOT}/dist/providers/openai/stream.js`), ROOT)).toBe('dist/providers/openai/stream.js');
     expect(placeOf(frame('emit', 'node:events'), ROOT)).toBe('node:events');
     expect(placeOf(frame('(garbage collector)', ''), ROOT)).toBe('(garbage collector)');
+    expect(placeOf(frame('writev', ''), ROOT)).toBe('(native)');
     expect(placeOf(frame('', ''), ROOT)).toBe('(native)');
   });
 });
 
 describe('selfTimes', () => {
-  // Node 1 is the root; 2 is our code, 3 and 4 two functions of one package, 5 idle, 6 the GC.
+  // Node 1 is the root; 2 is our code, 3 and 4 two functions of one package, 5 idle, 6 the GC, 7 a native function.
   const profile: CpuProfile = {
     nodes: [
       { id: 1, callFrame: frame('(root)', '') },
@@ -31,20 +32,27 @@ describe('selfTimes', () => {
       { id: 4, callFrame: frame('parseHeaders', `file://${ROOT}/node_modules/undici/lib/util.js`, 435) },
       { id: 5, callFrame: frame('(idle)', '') },
       { id: 6, callFrame: frame('(garbage collector)', '') },
+      { id: 7, callFrame: frame('writev', '') },
     ],
-    samples: [2, 3, 5, 4, 2, 6, 5],
-    timeDeltas: [100, 40, 500, 60, 30, 20, 250],
+    // Samples at 1,000, 1,100, 1,140, 1,640, 1,700, 1,730, 1,750 and 2,000; the profile ends at 2,100.
+    startTime: 900,
+    endTime: 2_100,
+    samples: [2, 3, 5, 4, 2, 6, 7, 5],
+    timeDeltas: [100, 100, 40, 500, 60, 30, 20, 250],
   };
 
-  it('gives each sample the time since the one before, by function and by place, idle apart', () => {
+  it('gives each sample the time until the next one, the last until the end, by function and by place, idle apart', () => {
     const times = selfTimes(profile, ROOT);
-    expect(times.totalMicros).toBe(1_000);
-    expect(times.idleMicros).toBe(750);
-    expect(times.byFunction.get('batches dist/stream.js:46')).toBe(130);
+    expect(times.totalMicros).toBe(1_100);
+    expect(times.idleMicros).toBe(500 + 100);
+    expect(times.byFunction.get('batches dist/stream.js:46')).toBe(100 + 30);
     expect(times.byFunction.get('_resume undici:589')).toBe(40);
+    expect(times.byFunction.get('parseHeaders undici:436')).toBe(60);
     expect(times.byPlace.get('undici')).toBe(100);
     expect(times.byPlace.get('(garbage collector)')).toBe(20);
     expect(times.byFunction.get('(garbage collector)')).toBe(20);
+    expect(times.byFunction.get('writev (native)')).toBe(250);
+    expect(times.byPlace.get('(native)')).toBe(250);
     expect(times.byPlace.has('(idle)')).toBe(false);
     expect([...times.byPlace.values()].reduce((a, b) => a + b, 0)).toBe(times.totalMicros - times.idleMicros);
   });
@@ -52,8 +60,8 @@ describe('selfTimes', () => {
   it('lists the largest first, divided by the requests', () => {
     const times = selfTimes(profile, ROOT);
     expect(perRequest(times.byPlace, 10, 2)).toEqual([
+      ['(native)', 25],
       ['dist/stream.js', 13],
-      ['undici', 10],
     ]);
   });
 });

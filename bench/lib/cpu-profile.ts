@@ -16,8 +16,11 @@ export interface CallFrame {
 /** The parts of a `Profiler.Profile` (Chrome DevTools protocol) that the tally reads. */
 export interface CpuProfile {
   nodes: Array<{ id: number; callFrame: CallFrame }>;
+  /** Microseconds, on the profiler's clock. */
+  startTime: number;
+  endTime: number;
   samples: number[];
-  /** Microseconds since the sample before; the first is since the profile started. */
+  /** Microseconds from the sample before to this one; the first is from `startTime`. */
   timeDeltas: number[];
 }
 
@@ -28,19 +31,20 @@ export interface SelfTimes {
   idleMicros: number;
   /** Self time of each function, keyed `name place:line`; idle time is in neither map. */
   byFunction: Map<string, number>;
-  /** Self time of each place: a package, a file of the project, a Node module, or one of V8's own categories. */
+  /** Self time of each place: a package, a file of the project, a Node module, native code, or one of V8's own categories. */
   byPlace: Map<string, number>;
 }
 
 /**
  * Where a frame's code lives, short: `undici` or `@scope/name` for a package, the path under
- * `root` for a file of the project, `node:events` for Node's own code, and V8's names for time
- * outside JavaScript: `(garbage collector)`, `(program)` (native code that no JavaScript frame
+ * `root` for a file of the project, `node:events` for Node's own code, `(native)` for a native
+ * function called from JavaScript (a system call's wrapper, an addon's method), and V8's names for
+ * time outside JavaScript: `(garbage collector)`, `(program)` (native code that no JavaScript frame
  * called), `(idle)`.
  */
 export function placeOf(frame: CallFrame, root: string): string {
   const url = frame.url.startsWith('file://') ? frame.url.slice('file://'.length) : frame.url;
-  if (url === '') return frame.functionName === '' ? '(native)' : frame.functionName;
+  if (url === '') return frame.functionName.startsWith('(') ? frame.functionName : '(native)';
   const modules = url.lastIndexOf('/node_modules/');
   if (modules !== -1) {
     const parts = url.slice(modules + '/node_modules/'.length).split('/');
@@ -54,12 +58,16 @@ export function selfTimes(profile: CpuProfile, root: string): SelfTimes {
   const frames = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
   const byNode = new Map<number, number>();
   let totalMicros = 0;
-  for (let i = 0; i < profile.samples.length; i++) {
-    // V8 gives each sample the time since the one before: that time belongs to this sample's frame.
-    const delta = profile.timeDeltas[i] ?? 0;
+  // A sample stands for the time from it to the next one (the last: to the profile's end), as
+  // DevTools counts it; the time before the first sample belongs to none.
+  const count = profile.samples.length;
+  let lastAt = profile.startTime;
+  for (let i = 0; i < count; i++) lastAt += profile.timeDeltas[i] ?? 0;
+  for (let i = 0; i < count; i++) {
+    const micros = i < count - 1 ? (profile.timeDeltas[i + 1] ?? 0) : Math.max(0, profile.endTime - lastAt);
     const id = profile.samples[i] as number;
-    totalMicros += delta;
-    byNode.set(id, (byNode.get(id) ?? 0) + delta);
+    totalMicros += micros;
+    byNode.set(id, (byNode.get(id) ?? 0) + micros);
   }
   const byFunction = new Map<string, number>();
   const byPlace = new Map<string, number>();
@@ -72,7 +80,7 @@ export function selfTimes(profile: CpuProfile, root: string): SelfTimes {
       idleMicros += micros;
       continue;
     }
-    const name = frame.url === '' ? place : `${frame.functionName || '(anonymous)'} ${place}:${frame.lineNumber + 1}`;
+    const name = frame.url === '' ? (place === '(native)' ? `${frame.functionName || '(anonymous)'} (native)` : place) : `${frame.functionName || '(anonymous)'} ${place}:${frame.lineNumber + 1}`;
     byFunction.set(name, (byFunction.get(name) ?? 0) + micros);
     byPlace.set(place, (byPlace.get(place) ?? 0) + micros);
   }
@@ -112,6 +120,7 @@ export async function profileWhile<T>(inspectorPort: number, intervalMicros: num
 /** One inspector connection: a request and its answer are matched by id. */
 class InspectorSession {
   private next = 1;
+  private closed = false;
   private readonly waiting = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
 
   private constructor(private readonly socket: WebSocket) {
@@ -124,6 +133,7 @@ class InspectorSession {
       else waiter.resolve(message.result);
     });
     socket.addEventListener('close', () => {
+      this.closed = true;
       for (const waiter of this.waiting.values()) waiter.reject(new Error('the inspector connection closed'));
       this.waiting.clear();
     });
@@ -132,12 +142,16 @@ class InspectorSession {
   static open(address: string): Promise<InspectorSession> {
     return new Promise((resolve, reject) => {
       const socket = new WebSocket(address);
+      const failed = (): void => reject(new Error(`could not reach the inspector at ${address}`));
       socket.addEventListener('open', () => resolve(new InspectorSession(socket)), { once: true });
-      socket.addEventListener('error', () => reject(new Error(`could not reach the inspector at ${address}`)), { once: true });
+      socket.addEventListener('error', failed, { once: true });
+      socket.addEventListener('close', failed, { once: true });
     });
   }
 
+  /** Fails at once on a closed connection: undici drops what is sent on one without a word. */
   call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error(`the inspector connection closed before ${method}`));
     const id = this.next++;
     return new Promise((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });

@@ -50,13 +50,20 @@ export async function* startingWith<T>(first: IteratorResult<T>, rest: AsyncIter
 const NEVER = (): boolean => false;
 
 /**
+ * How long the stream's last events may wait, corked, for its last frame: a commit that is slow
+ * (a store in trouble retries for seconds) must not hold events the caller used to get at once.
+ */
+export const END_HOLD_MS = 5;
+
+/**
  * Writes every frame; returns false if the client went away before the end (with `readToEnd`,
  * the frames are still read to their end, written nowhere). Frames written in the same
  * event-loop turn (one upstream read holds many events) are corked into one socket write instead
  * of one write each, the cork lifted at the end of the turn, not of the tick. `ending` says that
  * only the stream's last frame remains, held back until the charge's commit: the cork then stays
  * on until the response ends, so that a stream's last events, its last frame and the end of the
- * response leave in one write and one packet instead of two.
+ * response leave in one write and one packet instead of two, unless that frame is more than
+ * END_HOLD_MS late.
  */
 export async function writeFrames(
   res: ServerResponse,
@@ -66,39 +73,46 @@ export async function writeFrames(
   ending: () => boolean = NEVER,
 ): Promise<boolean> {
   let corked = false;
+  let hold: NodeJS.Timeout | undefined;
   const uncork = (): void => {
+    clearTimeout(hold);
     if (!corked) return;
     corked = false;
     res.uncork();
   };
   const endOfTurn = (): void => {
     if (!ending()) uncork();
+    else if (corked) hold = setTimeout(uncork, END_HOLD_MS);
   };
-  for await (const frame of frames) {
-    if (res.destroyed) {
-      // The stream is recorded for an Idempotency-Key: it runs to its end for the caller's resend.
-      if (readToEnd) continue;
-      return false;
-    }
-    if (!corked) {
-      corked = true;
-      res.cork();
-      setImmediate(endOfTurn);
-    }
-    if (!res.write(frame)) {
-      // A full buffer is sent now, held or not: a corked socket never drains.
-      uncork();
-      await drained(res, signal);
-      if (signal.aborted && res.writableNeedDrain) {
-        // Cancelled, and the client is not reading: nothing more can reach it.
-        res.destroy();
-        if (!readToEnd) return false;
+  try {
+    for await (const frame of frames) {
+      if (res.destroyed) {
+        // The stream is recorded for an Idempotency-Key: it runs to its end for the caller's resend.
+        if (readToEnd) continue;
+        return false;
+      }
+      if (!corked) {
+        corked = true;
+        res.cork();
+        setImmediate(endOfTurn);
+      }
+      if (!res.write(frame)) {
+        // A full buffer is sent now, held or not: a corked socket never drains.
+        uncork();
+        await drained(res, signal);
+        if (signal.aborted && res.writableNeedDrain) {
+          // Cancelled, and the client is not reading: nothing more can reach it.
+          res.destroy();
+          if (!readToEnd) return false;
+        }
       }
     }
+    if (res.destroyed) return false;
+    // Lifts any cork still held, and sends what it held with the end of the response.
+    corked = false;
+    res.end();
+    return true;
+  } finally {
+    clearTimeout(hold);
   }
-  if (res.destroyed) return false;
-  // Lifts any cork still held, and sends what it held with the end of the response.
-  corked = false;
-  res.end();
-  return true;
 }
