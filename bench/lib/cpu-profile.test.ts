@@ -81,12 +81,13 @@ describe('profileWhile', () => {
         });
         child.once('exit', (code) => reject(new Error(`exited with ${code}: ${text}`)));
       });
-      const { profile, result } = await profileWhile(port, 100, () => new Promise<string>((r) => setTimeout(() => r('done'), 400)));
+      const { profile, result } = await profileWhile(port, 100, () => new Promise<string>((r) => setTimeout(() => r('done'), 800)));
       expect(result).toBe('done');
       const times = selfTimes(profile, '/');
-      expect(times.totalMicros).toBeGreaterThan(200_000);
+      expect(times.totalMicros).toBeGreaterThan(400_000);
+      // The child spins five of every six milliseconds or so; on a machine busy with other tests it may get far less.
       const spin = [...times.byFunction].find(([name]) => name.startsWith('spinForTheProfiler '));
-      expect(spin?.[1]).toBeGreaterThan(50_000);
+      expect((spin?.[1] ?? 0) / times.totalMicros).toBeGreaterThan(0.05);
     } finally {
       child.kill('SIGKILL');
     }
