@@ -14,7 +14,9 @@
  * callgrind, lower bound against Tollgate: steady on a noisy machine; --requests N, --warmup N;
  * --scenarios stream-c32 for streamed requests), --profile (where the CPU time of the lower bound
  * and Tollgate goes, from V8's sampling profiler: self time per request by place and by function,
- * for each closed-loop scenario asked for), --out DIR (default bench/results).
+ * for each closed-loop scenario asked for), --allocations (the same for the bytes allocated, from
+ * V8's sampling heap profiler: what the garbage collector's time comes from), --out DIR (default
+ * bench/results).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +32,7 @@ import { DEFAULT_TARGETS, SCENARIOS, TARGET_NAMES, isTollgate, type Scenario, ty
 import { renderMarkdown, type Report, type Row } from './lib/report.js';
 import { coreTicks, stolenShare } from './lib/steal.js';
 import { perRequest, profileWhile, selfTimes } from './lib/cpu-profile.js';
+import { allocatedBytes, allocationsWhile } from './lib/allocation-profile.js';
 import { HAS_CALLGRIND, countInstructions, type InstructionResult } from './lib/instructions.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -63,6 +66,8 @@ const USAGE = `usage: npm run bench -- [options]
   --profile         where the CPU time of the lower bound and Tollgate goes (V8's sampling profiler,
                     after the warm-up): self time per request by place and by function, for each
                     closed-loop scenario in --scenarios, and a .cpuprofile for Chrome DevTools each
+  --allocations     the same for the bytes allocated a request (V8's sampling heap profiler, freed
+                    objects included), and a .heapprofile for Chrome DevTools each
   --warm-up S       seconds of load each target gets before the matrix is measured (default 12)
   --out DIR         where the Markdown and JSON results go (default bench/results)`;
 
@@ -78,6 +83,7 @@ function parseOptions() {
         minutes: { type: 'string', default: '10' },
         instructions: { type: 'boolean', default: false },
         profile: { type: 'boolean', default: false },
+        allocations: { type: 'boolean', default: false },
         requests: { type: 'string', default: '1000' },
         warmup: { type: 'string', default: '3000' },
         'warm-up': { type: 'string', default: '12' },
@@ -448,15 +454,20 @@ async function instructionCount(): Promise<number> {
 /** Microseconds between the profiler's samples: ten times V8's default, for more samples in a short run. */
 const PROFILE_INTERVAL_MICROS = 100;
 
+/** Mean bytes between the heap profiler's samples: a thirty-second of V8's default, to see a request's small allocations. */
+const ALLOCATION_INTERVAL_BYTES = 1_024;
+
 /**
- * Where the CPU time of the lower bound and of Tollgate goes in each closed-loop scenario asked
- * for: V8's sampling profiler over one run of --duration seconds after the usual warm-up.
+ * Where the CPU time (or, with --allocations, the allocations) of the lower bound and of Tollgate
+ * goes in each closed-loop scenario asked for: V8's sampling profiler over one run of --duration
+ * seconds after the usual warm-up.
  */
-async function cpuProfiles(): Promise<number> {
+async function profiles(kind: 'cpu' | 'allocations'): Promise<number> {
+  const option = kind === 'cpu' ? '--profile' : '--allocations';
   const names = values.targets.split(',').filter((n): n is TargetName => n === 'lower-bound' || isTollgate(n as TargetName));
   const scenarios = SCENARIOS.filter((s) => s.rate === undefined && values.scenarios.split(',').includes(s.id));
-  if (names.length === 0) refuse('--profile profiles lower-bound and the Tollgate targets; --targets names none of them');
-  if (scenarios.length === 0) refuse('--profile needs a closed-loop scenario (c32, c128 or stream-c32) in --scenarios');
+  if (names.length === 0) refuse(`${option} profiles lower-bound and the Tollgate targets; --targets names none of them`);
+  if (scenarios.length === 0) refuse(`${option} needs a closed-loop scenario (c32, c128 or stream-c32) in --scenarios`);
   const dir = mkdtempSync(join(tmpdir(), 'tollgate-profile-'));
   const inspect = new Map<TargetName, number>();
   let started: { mock: Server; targets: Target[] } | undefined;
@@ -469,20 +480,11 @@ async function cpuProfiles(): Promise<number> {
     for (const target of targets) await warmUp(target, scenarios, Number(values['warm-up']));
     for (const scenario of scenarios) {
       for (const target of targets) {
-        const { profile, result } = await profileWhile(inspect.get(target.name) as number, PROFILE_INTERVAL_MICROS, () => measure(target, scenario, Number(values.duration)));
-        errors += result.errors + result.non2xx;
-        const file = join(values.out, `profile-${target.name}-${scenario.id}.cpuprofile`);
-        writeFileSync(file, JSON.stringify(profile));
-        const times = selfTimes(profile, ROOT);
-        const busy = (times.totalMicros - times.idleMicros) / result.requests;
-        // Sampled time is wall-clock time: a thread that waited for the core counts as busy in it, where /proc counts CPU only.
-        console.log(
-          `\n${scenario.id}, ${target.name}: ${fmt(result.rps)} requests/s under the profiler; ${fmt(busy, 1)} µs sampled a request outside idle (${fmt((100 * times.idleMicros) / times.totalMicros, 1)}% idle), ${fmt(result.cpuMicros, 1)} µs of CPU a request in /proc (all threads); ${file}`,
-        );
-        console.log('  self time a request, by place:');
-        for (const [place, micros] of perRequest(times.byPlace, result.requests, 15)) console.log(`  ${fmt(micros, 2).padStart(8)} µs  ${place}`);
-        console.log('  self time a request, by function:');
-        for (const [name, micros] of perRequest(times.byFunction, result.requests, 25)) console.log(`  ${fmt(micros, 2).padStart(8)} µs  ${name}`);
+        const port = inspect.get(target.name) as number;
+        const run = (): Promise<Sample> => measure(target, scenario, Number(values.duration));
+        const { failed, requests } = kind === 'cpu' ? await cpuProfile(target, scenario, port, run) : await allocationProfile(target, scenario, port, run);
+        errors += failed;
+        if (requests === 0) errors++;
       }
     }
   } finally {
@@ -496,5 +498,41 @@ async function cpuProfiles(): Promise<number> {
   return errors > 0 ? 1 : 0;
 }
 
-const code = values.instructions ? await instructionCount() : values.profile ? await cpuProfiles() : values.soak ? await soak(Number(values.minutes)) : await matrix();
+interface Profiled {
+  failed: number;
+  requests: number;
+}
+
+async function cpuProfile(target: Target, scenario: Scenario, port: number, run: () => Promise<Sample>): Promise<Profiled> {
+  const { profile, result } = await profileWhile(port, PROFILE_INTERVAL_MICROS, run);
+  const file = join(values.out, `profile-${target.name}-${scenario.id}.cpuprofile`);
+  writeFileSync(file, JSON.stringify(profile));
+  const times = selfTimes(profile, ROOT);
+  const busy = (times.totalMicros - times.idleMicros) / result.requests;
+  // Sampled time is wall-clock time: a thread that waited for the core counts as busy in it, where /proc counts CPU only.
+  console.log(
+    `\n${scenario.id}, ${target.name}: ${fmt(result.rps)} requests/s under the profiler; ${fmt(busy, 1)} µs sampled a request outside idle (${fmt((100 * times.idleMicros) / times.totalMicros, 1)}% idle), ${fmt(result.cpuMicros, 1)} µs of CPU a request in /proc (all threads); ${file}`,
+  );
+  console.log('  self time a request, by place:');
+  for (const [place, micros] of perRequest(times.byPlace, result.requests, 15)) console.log(`  ${fmt(micros, 2).padStart(8)} µs  ${place}`);
+  console.log('  self time a request, by function:');
+  for (const [name, micros] of perRequest(times.byFunction, result.requests, 25)) console.log(`  ${fmt(micros, 2).padStart(8)} µs  ${name}`);
+  return { failed: result.errors + result.non2xx, requests: result.requests };
+}
+
+async function allocationProfile(target: Target, scenario: Scenario, port: number, run: () => Promise<Sample>): Promise<Profiled> {
+  const { profile, result } = await allocationsWhile(port, ALLOCATION_INTERVAL_BYTES, run);
+  const file = join(values.out, `allocations-${target.name}-${scenario.id}.heapprofile`);
+  writeFileSync(file, JSON.stringify(profile));
+  const bytes = allocatedBytes(profile, ROOT);
+  const kib = (n: number): string => fmt(n / 1024, 2).padStart(8);
+  console.log(`\n${scenario.id}, ${target.name}: ${fmt(result.rps)} requests/s under the profiler; ${kib(bytes.totalBytes / result.requests).trim()} KiB allocated a request; ${file}`);
+  console.log('  allocated a request, by place:');
+  for (const [place, n] of perRequest(bytes.byPlace, result.requests, 15)) console.log(`  ${kib(n)} KiB  ${place}`);
+  console.log('  allocated a request, by function:');
+  for (const [name, n] of perRequest(bytes.byFunction, result.requests, 25)) console.log(`  ${kib(n)} KiB  ${name}`);
+  return { failed: result.errors + result.non2xx, requests: result.requests };
+}
+
+const code = values.instructions ? await instructionCount() : values.profile ? await profiles('cpu') : values.allocations ? await profiles('allocations') : values.soak ? await soak(Number(values.minutes)) : await matrix();
 process.exit(code);

@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { perRequest, placeOf, profileWhile, selfTimes, type CpuProfile } from './cpu-profile.js';
-import { freePort } from './processes.js';
+import { startInspected } from './inspected-child.js';
 
 const ROOT = '/srv/tollgate';
 const frame = (functionName: string, url: string, lineNumber = 0) => ({ functionName, url, lineNumber });
@@ -68,19 +67,9 @@ describe('selfTimes', () => {
 
 describe('profileWhile', () => {
   it('records the profile of a process started with --inspect while the work runs', async () => {
-    const port = await freePort();
     const busy = 'function spinForTheProfiler() { const end = Date.now() + 5; while (Date.now() < end); } setInterval(spinForTheProfiler, 1);';
-    const child = spawn(process.execPath, [`--inspect=127.0.0.1:${port}`, '-e', busy], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const { port, child } = await startInspected(busy);
     try {
-      // The inspector's address is printed once it listens.
-      await new Promise<void>((resolve, reject) => {
-        let text = '';
-        child.stderr.on('data', (d: Buffer) => {
-          text += d.toString();
-          if (text.includes('Debugger listening')) resolve();
-        });
-        child.once('exit', (code) => reject(new Error(`exited with ${code}: ${text}`)));
-      });
       const { profile, result } = await profileWhile(port, 100, () => new Promise<string>((r) => setTimeout(() => r('done'), 800)));
       expect(result).toBe('done');
       const times = selfTimes(profile, '/');

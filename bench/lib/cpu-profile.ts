@@ -5,7 +5,7 @@
  * (with `--cpu-prof` they are, and they blur a per-request figure). Time is self time (what a
  * function spent in its own code), divided by the requests answered while the profiler ran.
  */
-import { WebSocket } from 'undici';
+import { InspectorSession } from './inspector.js';
 
 export interface CallFrame {
   functionName: string;
@@ -101,10 +101,7 @@ export function perRequest(times: Map<string, number>, requests: number, top: nu
  * samples for a few percent of overhead).
  */
 export async function profileWhile<T>(inspectorPort: number, intervalMicros: number, work: () => Promise<T>): Promise<{ profile: CpuProfile; result: T }> {
-  const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json()) as Array<{ webSocketDebuggerUrl: string }>;
-  const address = targets[0]?.webSocketDebuggerUrl;
-  if (address === undefined) throw new Error(`no inspector target on port ${inspectorPort}`);
-  const session = await InspectorSession.open(address);
+  const session = await InspectorSession.connect(inspectorPort);
   try {
     await session.call('Profiler.enable');
     await session.call('Profiler.setSamplingInterval', { interval: intervalMicros });
@@ -114,52 +111,5 @@ export async function profileWhile<T>(inspectorPort: number, intervalMicros: num
     return { profile: stopped.profile, result };
   } finally {
     session.close();
-  }
-}
-
-/** One inspector connection: a request and its answer are matched by id. */
-class InspectorSession {
-  private next = 1;
-  private closed = false;
-  private readonly waiting = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void }>();
-
-  private constructor(private readonly socket: WebSocket) {
-    socket.addEventListener('message', (event) => {
-      const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
-      const waiter = message.id === undefined ? undefined : this.waiting.get(message.id);
-      if (waiter === undefined || message.id === undefined) return;
-      this.waiting.delete(message.id);
-      if (message.error !== undefined) waiter.reject(new Error(message.error.message));
-      else waiter.resolve(message.result);
-    });
-    socket.addEventListener('close', () => {
-      this.closed = true;
-      for (const waiter of this.waiting.values()) waiter.reject(new Error('the inspector connection closed'));
-      this.waiting.clear();
-    });
-  }
-
-  static open(address: string): Promise<InspectorSession> {
-    return new Promise((resolve, reject) => {
-      const socket = new WebSocket(address);
-      const failed = (): void => reject(new Error(`could not reach the inspector at ${address}`));
-      socket.addEventListener('open', () => resolve(new InspectorSession(socket)), { once: true });
-      socket.addEventListener('error', failed, { once: true });
-      socket.addEventListener('close', failed, { once: true });
-    });
-  }
-
-  /** Fails at once on a closed connection: undici drops what is sent on one without a word. */
-  call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
-    if (this.closed) return Promise.reject(new Error(`the inspector connection closed before ${method}`));
-    const id = this.next++;
-    return new Promise((resolve, reject) => {
-      this.waiting.set(id, { resolve, reject });
-      this.socket.send(JSON.stringify({ id, method, params }));
-    });
-  }
-
-  close(): void {
-    this.socket.close();
   }
 }
