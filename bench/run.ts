@@ -23,7 +23,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { HAS_TASKSET, cpuTimes, freePort, residentBytes, startServer, systemCalls, type Server } from './lib/processes.js';
+import { HAS_TASKSET, cpuTimes, freePort, residentBytes, startBackground, startServer, systemCalls, type Server } from './lib/processes.js';
 import { describeStatuses, runLoad, type LoadResult } from './lib/load.js';
 import { runFixedRate } from './lib/fixed-rate.js';
 import { ensurePortkey, PORTKEY_VERSION } from './lib/peer.js';
@@ -51,6 +51,8 @@ const SERVER_CORE = 1;
  */
 const SERVER_NODE_FLAGS = ['--no-memory-reducer', '--heap-growing-percent=50'];
 const LOAD_CORE = 0;
+/** The cache neighbour's buffer: several times any cache of the machines it runs on. */
+const NEIGHBOUR_MEBIBYTES = 256;
 
 const USAGE = `usage: npm run bench -- [options]
   --duration S      seconds per measured run (default 8)
@@ -69,6 +71,9 @@ const USAGE = `usage: npm run bench -- [options]
   --allocations     the same for the bytes allocated a request (V8's sampling heap profiler, freed
                     objects included), and a .heapprofile for Chrome DevTools each
   --warm-up S       seconds of load each target gets before the matrix is measured (default 12)
+  --neighbour       the matrix with a noisy neighbour: a process on the load generator's core, at
+                    the lowest priority, that keeps evicting the shared cache (another guest's
+                    busy moment, made on purpose)
   --out DIR         where the Markdown and JSON results go (default bench/results)`;
 
 function parseOptions() {
@@ -87,6 +92,7 @@ function parseOptions() {
         requests: { type: 'string', default: '1000' },
         warmup: { type: 'string', default: '3000' },
         'warm-up': { type: 'string', default: '12' },
+        neighbour: { type: 'boolean', default: false },
         out: { type: 'string', default: join(ROOT, 'bench', 'results') },
         help: { type: 'boolean', default: false },
       },
@@ -104,6 +110,7 @@ if (values.help) {
 }
 refuseUnknown('targets', values.targets, TARGET_NAMES);
 refuseUnknown('scenarios', values.scenarios, SCENARIOS.map((s) => s.id));
+if (values.neighbour && (values.soak || values.instructions || values.profile || values.allocations)) refuse('--neighbour goes with the matrix only');
 for (const name of ['duration', 'reps', 'minutes', 'requests', 'warmup', 'warm-up'] as const) {
   if (!(Number(values[name]) > 0)) refuse(`--${name} must be a positive number, not "${values[name]}"`);
 }
@@ -268,6 +275,8 @@ async function matrix(): Promise<number> {
   console.log(`bench: ${names.join(', ')} × ${scenarios.map((s) => s.id).join(', ')}, ${reps} × ${seconds} s each`);
   console.log(HAS_TASKSET ? `bench: taskset present: servers under test pinned to core ${SERVER_CORE}, load generator and mock upstream to core ${LOAD_CORE}` : 'bench: taskset not found: processes are not pinned');
   const { mock, targets } = await startTargets(names, dir);
+  if (values.neighbour) console.log(`bench: the cache neighbour runs on core ${LOAD_CORE} at the lowest priority, over ${NEIGHBOUR_MEBIBYTES} MiB`);
+  const neighbour = values.neighbour ? startBackground([process.execPath, join(BENCH_DIST, 'servers', 'cache-neighbour.js'), String(NEIGHBOUR_MEBIBYTES)], HAS_TASKSET ? LOAD_CORE : undefined) : null;
   const rows: Row[] = [];
   let errors = 0;
   try {
@@ -305,6 +314,7 @@ async function matrix(): Promise<number> {
       }
     }
   } finally {
+    neighbour?.stop();
     for (const target of targets) if (target.server !== mock) await target.server.stop();
     await mock.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -313,6 +323,7 @@ async function matrix(): Promise<number> {
     date: new Date().toISOString(),
     machine: machineDescription(),
     pinned: HAS_TASKSET,
+    ...(values.neighbour ? { neighbour: true } : {}),
     durationSeconds: seconds,
     repetitions: reps,
     peer: `@portkey-ai/gateway ${PORTKEY_VERSION}`,

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 
 export const HAS_TASKSET = spawnSync('taskset', ['-V']).status === 0;
+const HAS_NICE = spawnSync('nice', ['true']).status === 0;
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim()) || 100;
 
 export interface Server {
@@ -54,6 +55,19 @@ export async function startServer(name: string, port: number, command: string[],
         setTimeout(() => child.kill('SIGKILL'), 3000).unref();
       }),
   };
+}
+
+/**
+ * A process that is not a server (the cache neighbour), started on `core` when taskset exists,
+ * at the lowest priority when `nice` does; stopped with the others if the bench exits early.
+ */
+export function startBackground(command: string[], core: number | undefined): { stop: () => void } {
+  const niced = HAS_NICE ? ['nice', '-n', '19', ...command] : command;
+  const [exe, ...args] = HAS_TASKSET && core !== undefined ? ['taskset', '-c', String(core), ...niced] : niced;
+  const child = spawn(exe as string, args, { stdio: 'ignore' });
+  started.add(child);
+  child.once('exit', () => started.delete(child));
+  return { stop: () => void child.kill('SIGKILL') };
 }
 
 /** A port nothing listens on now, for a server about to start. */

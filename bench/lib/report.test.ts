@@ -59,6 +59,14 @@ describe('renderMarkdown: the targets', () => {
   });
 });
 
+describe('renderMarkdown: the run', () => {
+  it('says when the cache neighbour ran, and says nothing of it otherwise', () => {
+    const rows = [row('c32', 'lower-bound', [[10_000, 100, 5]]), row('c32', 'tollgate', [[8_000, 140, 6]])];
+    expect(renderMarkdown({ ...report(rows), neighbour: true })).toContain('with the cache neighbour (--neighbour) running beside the load generator');
+    expect(renderMarkdown(report(rows))).not.toContain('neighbour');
+  });
+});
+
 describe('fmt', () => {
   it('shows a value that rounds to zero as zero, without a minus sign', () => {
     expect(fmt(-0.004, 2)).toBe('0.00');

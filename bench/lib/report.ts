@@ -32,6 +32,8 @@ export interface Report {
   date: string;
   machine: string;
   pinned: boolean;
+  /** Whether the cache neighbour ran beside the load generator during the runs (--neighbour). */
+  neighbour?: boolean;
   durationSeconds: number;
   repetitions: number;
   peer: string;
@@ -90,7 +92,7 @@ function checks(report: Report): Check[] {
 
 export function renderMarkdown(report: Report): string {
   const lines = [
-    `Benchmark of ${report.date} on ${report.machine}; ${report.pinned ? 'servers under test pinned to one core, load generator and mock upstream to the other' : 'no CPU pinning'}; median of ${report.repetitions} runs of ${report.durationSeconds} s; peer ${report.peer}.`,
+    `Benchmark of ${report.date} on ${report.machine}; ${report.pinned ? 'servers under test pinned to one core, load generator and mock upstream to the other' : 'no CPU pinning'}${report.neighbour === true ? '; with the cache neighbour (--neighbour) running beside the load generator' : ''}; median of ${report.repetitions} runs of ${report.durationSeconds} s; peer ${report.peer}.`,
     '',
   ];
   for (const scenario of SCENARIOS) {
