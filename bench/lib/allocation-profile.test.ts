@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { allocatedBytes, allocationsWhile, type AllocationNode } from './allocation-profile.js';
-import { startInspected } from './inspected-child.js';
+import { withInspected } from './inspected-child.js';
 
 const ROOT = '/srv/tollgate';
 const node = (functionName: string, url: string, selfSize: number, children: AllocationNode[] = [], lineNumber = 0): AllocationNode => ({
@@ -44,17 +44,12 @@ describe('allocationsWhile', () => {
   it('records what a process started with --inspect allocates while the work runs, short-lived objects included', async () => {
     // Every array is garbage at once: only a profile that keeps collected objects shows them.
     const churn = 'let kept = 0; function allocateForTheProfiler() { for (let i = 0; i < 2000; i++) kept += new Array(64).fill(i).length; } setInterval(allocateForTheProfiler, 1);';
-    const { port, child } = await startInspected(churn);
-    try {
-      const { profile, result } = await allocationsWhile(port, 1_024, () => new Promise<string>((r) => setTimeout(() => r('done'), 800)));
-      expect(result).toBe('done');
-      const bytes = allocatedBytes(profile, '/');
-      const churned = [...bytes.byFunction].find(([name]) => name.startsWith('allocateForTheProfiler '))?.[1] ?? 0;
-      // Each call allocates about a megabyte; a busy machine may run few calls, but not none in 800 ms.
-      expect(churned).toBeGreaterThan(1_000_000);
-      expect(churned / bytes.totalBytes).toBeGreaterThan(0.5);
-    } finally {
-      child.kill('SIGKILL');
-    }
+    const { profile, result } = await withInspected(churn, (port) => allocationsWhile(port, 1_024, () => new Promise<string>((r) => setTimeout(() => r('done'), 800))));
+    expect(result).toBe('done');
+    const bytes = allocatedBytes(profile, '/');
+    const churned = [...bytes.byFunction].find(([name]) => name.startsWith('allocateForTheProfiler '))?.[1] ?? 0;
+    // Each call allocates about a megabyte; a busy machine may run few calls, but not none in 800 ms.
+    expect(churned).toBeGreaterThan(1_000_000);
+    expect(churned / bytes.totalBytes).toBeGreaterThan(0.5);
   }, 20_000);
 });

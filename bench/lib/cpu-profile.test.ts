@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { perRequest, placeOf, profileWhile, selfTimes, type CpuProfile } from './cpu-profile.js';
-import { startInspected } from './inspected-child.js';
+import { withInspected } from './inspected-child.js';
 
 const ROOT = '/srv/tollgate';
 const frame = (functionName: string, url: string, lineNumber = 0) => ({ functionName, url, lineNumber });
@@ -68,17 +68,12 @@ describe('selfTimes', () => {
 describe('profileWhile', () => {
   it('records the profile of a process started with --inspect while the work runs', async () => {
     const busy = 'function spinForTheProfiler() { const end = Date.now() + 5; while (Date.now() < end); } setInterval(spinForTheProfiler, 1);';
-    const { port, child } = await startInspected(busy);
-    try {
-      const { profile, result } = await profileWhile(port, 100, () => new Promise<string>((r) => setTimeout(() => r('done'), 800)));
-      expect(result).toBe('done');
-      const times = selfTimes(profile, '/');
-      expect(times.totalMicros).toBeGreaterThan(400_000);
-      // The child spins five of every six milliseconds or so; on a machine busy with other tests it may get far less.
-      const spin = [...times.byFunction].find(([name]) => name.startsWith('spinForTheProfiler '));
-      expect((spin?.[1] ?? 0) / times.totalMicros).toBeGreaterThan(0.05);
-    } finally {
-      child.kill('SIGKILL');
-    }
+    const { profile, result } = await withInspected(busy, (port) => profileWhile(port, 100, () => new Promise<string>((r) => setTimeout(() => r('done'), 800))));
+    expect(result).toBe('done');
+    const times = selfTimes(profile, '/');
+    expect(times.totalMicros).toBeGreaterThan(400_000);
+    // The child spins five of every six milliseconds or so; on a machine busy with other tests it may get far less.
+    const spin = [...times.byFunction].find(([name]) => name.startsWith('spinForTheProfiler '));
+    expect((spin?.[1] ?? 0) / times.totalMicros).toBeGreaterThan(0.05);
   }, 20_000);
 });
