@@ -6,7 +6,7 @@
  * and a request's garbage is nearly all short-lived), so the figures are bytes allocated, not
  * bytes still alive.
  */
-import { placeOf, type CallFrame } from './cpu-profile.js';
+import { functionName, placeOf, type CallFrame } from './cpu-profile.js';
 import { InspectorSession } from './inspector.js';
 
 /** The parts of a `HeapProfiler.SamplingHeapProfile` (Chrome DevTools protocol) that the tally reads. */
@@ -40,7 +40,7 @@ export function allocatedBytes(profile: AllocationProfile, root: string): Alloca
     if (node.selfSize === 0) continue;
     const frame = node.callFrame;
     const place = placeOf(frame, root);
-    const name = frame.url === '' ? `${frame.functionName || '(anonymous)'} (native)` : `${frame.functionName || '(anonymous)'} ${place}:${frame.lineNumber + 1}`;
+    const name = functionName(frame, place);
     totalBytes += node.selfSize;
     byFunction.set(name, (byFunction.get(name) ?? 0) + node.selfSize);
     byPlace.set(place, (byPlace.get(place) ?? 0) + node.selfSize);

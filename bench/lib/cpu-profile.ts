@@ -54,6 +54,12 @@ export function placeOf(frame: CallFrame, root: string): string {
   return url.startsWith(prefix) ? url.slice(prefix.length) : url;
 }
 
+/** How a function is named in the tallies: `name place:line`, `name (native)`, or V8's own category. */
+export function functionName(frame: CallFrame, place: string): string {
+  if (frame.url !== '') return `${frame.functionName || '(anonymous)'} ${place}:${frame.lineNumber + 1}`;
+  return place === '(native)' ? `${frame.functionName || '(anonymous)'} (native)` : place;
+}
+
 export function selfTimes(profile: CpuProfile, root: string): SelfTimes {
   const frames = new Map(profile.nodes.map((node) => [node.id, node.callFrame]));
   const byNode = new Map<number, number>();
@@ -80,7 +86,7 @@ export function selfTimes(profile: CpuProfile, root: string): SelfTimes {
       idleMicros += micros;
       continue;
     }
-    const name = frame.url === '' ? (place === '(native)' ? `${frame.functionName || '(anonymous)'} (native)` : place) : `${frame.functionName || '(anonymous)'} ${place}:${frame.lineNumber + 1}`;
+    const name = functionName(frame, place);
     byFunction.set(name, (byFunction.get(name) ?? 0) + micros);
     byPlace.set(place, (byPlace.get(place) ?? 0) + micros);
   }
