@@ -165,3 +165,27 @@ describe('SseScanner: events in the canonical form', () => {
     }
   });
 });
+
+describe('SseScanner: the arrays every scanner shares', () => {
+  const fed = (scanner: SseScanner, text: string): string[] => {
+    scanner.feed(text);
+    return scanner.data.slice(0, scanner.count);
+  };
+
+  it('gives each feed its own events when several streams feed in turn, an event held across the others', () => {
+    const a = new SseScanner();
+    const b = new SseScanner();
+    expect(fed(a, 'data: a1\n\ndata: a2\n\ndata: a3')).toEqual(['a1', 'a2']);
+    expect(fed(b, 'data: b1\n\n')).toEqual(['b1']);
+    expect(fed(b, 'data: b2\n\ndata: b3\n\ndata: b4\n\n')).toEqual(['b2', 'b3', 'b4']);
+    expect(fed(a, '\n\n')).toEqual(['a3']);
+  });
+
+  it('lets go of the strings of the feed before', () => {
+    const a = new SseScanner();
+    fed(a, `data: ${'x'.repeat(1_000)}\n\ndata: y\n\ndata: z\n\n`);
+    const b = new SseScanner();
+    expect(fed(b, 'data: only\n\n')).toEqual(['only']);
+    expect(b.data.slice(0, 3)).toEqual(['only', '', '']);
+  });
+});

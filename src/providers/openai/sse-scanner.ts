@@ -10,20 +10,34 @@
  * we never reconnect.
  */
 
+/**
+ * Where every scanner puts the events of a feed. A stream's own arrays, grown to a read's twenty-odd
+ * events, were 2 KB of its allocations; a feed's events are read at once, before anything else
+ * can feed, so one set serves all streams.
+ */
+const SHARED = {
+  data: [] as string[],
+  names: [] as Array<string | undefined>,
+  joined: [] as boolean[],
+  ends: [] as number[],
+  /** Events of the last feed, whose strings the arrays hold until the next feed lets them go. */
+  held: 0,
+};
+
 export class SseScanner {
   /**
    * Completed events of the last `feed` are `data[0..count)`, in order, valid until the next
-   * `feed`. The arrays are reused rather than emptied: truncating them frees their storage and
-   * costs a reallocation on every read.
+   * `feed` of any scanner (the arrays are shared: read them before anything else can feed). They
+   * are reused rather than emptied: truncating them frees their storage and costs a reallocation.
    */
   get count(): number {
     return this.filled;
   }
-  readonly data: string[] = [];
+  readonly data = SHARED.data;
   /** The `event:` field of each completed event, or undefined for the default event. */
-  readonly names: Array<string | undefined> = [];
+  readonly names = SHARED.names;
   /** Whether each completed event's data was joined from several `data:` lines (so holds LFs). */
-  readonly joined: boolean[] = [];
+  readonly joined = SHARED.joined;
 
   /**
    * How many of the last feed's first events were written in the canonical form, `data: <data>`
@@ -35,7 +49,7 @@ export class SseScanner {
   get verbatimCount(): number {
     return this.verbatimEvents;
   }
-  readonly ends: number[] = [];
+  readonly ends = SHARED.ends;
 
   private filled = 0;
   /** A byte-order mark may open the stream, and is not part of the first line. */
@@ -58,6 +72,9 @@ export class SseScanner {
 
   /** Scans the next piece of decoded text; completed events land in `data` and `names`. */
   feed(text: string): void {
+    // The last feed's event texts, whichever scanner made them, are not kept alive by the arrays.
+    for (let i = 0; i < SHARED.held; i++) SHARED.data[i] = '';
+    SHARED.held = 0;
     this.filled = 0;
     this.verbatimEvents = 0;
     this.verbatim = this.rest === '' && this.pendingData === undefined && !this.afterCr;
@@ -159,6 +176,7 @@ export class SseScanner {
       this.names[this.filled] = this.pendingName;
       this.joined[this.filled] = this.pendingJoined;
       this.filled++;
+      SHARED.held = this.filled;
       if (this.verbatim) {
         this.ends[this.verbatimEvents] = after;
         this.verbatimEvents = this.filled;
