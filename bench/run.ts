@@ -15,8 +15,9 @@
  * --scenarios stream-c32 for streamed requests), --profile (where the CPU time of the lower bound
  * and Tollgate goes, from V8's sampling profiler: self time per request by place and by function,
  * for each closed-loop scenario asked for), --allocations (the same for the bytes allocated, from
- * V8's sampling heap profiler: what the garbage collector's time comes from), --out DIR (default
- * bench/results).
+ * V8's sampling heap profiler: what the garbage collector's time comes from), --tail (what the
+ * slowest 1% of requests at 1,000 requests/s met: a garbage collection, the checkpoint threads'
+ * writes, or neither), --out DIR (default bench/results).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,6 +33,9 @@ import { DEFAULT_TARGETS, SCENARIOS, TARGET_NAMES, isTollgate, type Scenario, ty
 import { renderMarkdown, type Report, type Row } from './lib/report.js';
 import { coreTicks, stolenShare } from './lib/steal.js';
 import { perRequest, profileWhile, selfTimes } from './lib/cpu-profile.js';
+import { COLLECTIONS_DIR_VARIABLE, collectionsFile, readCollections } from './lib/gc-recorder.js';
+import { ThreadWrites, type Span } from './lib/thread-writes.js';
+import { tailSources, type TimedRequest } from './lib/tail.js';
 import { allocatedBytes, allocationsWhile } from './lib/allocation-profile.js';
 import { HAS_CALLGRIND, countInstructions, type InstructionResult } from './lib/instructions.js';
 
@@ -70,6 +74,10 @@ const USAGE = `usage: npm run bench -- [options]
                     closed-loop scenario in --scenarios, and a .cpuprofile for Chrome DevTools each
   --allocations     the same for the bytes allocated a request (V8's sampling heap profiler, freed
                     objects included), and a .heapprofile for Chrome DevTools each
+  --tail            what the slowest 1% of requests at 1,000 requests/s met, for the lower bound and
+                    Tollgate in turn after the usual warm-up (one run of --duration seconds each):
+                    a garbage collection, the writes of the server's other threads (Tollgate's
+                    checkpoints), or neither
   --warm-up S       seconds of load each target gets before the matrix is measured (default 12)
   --neighbour       the matrix with a noisy neighbour: a process on the load generator's core, at
                     the lowest priority, that keeps evicting the shared cache (another guest's
@@ -89,6 +97,7 @@ function parseOptions() {
         instructions: { type: 'boolean', default: false },
         profile: { type: 'boolean', default: false },
         allocations: { type: 'boolean', default: false },
+        tail: { type: 'boolean', default: false },
         requests: { type: 'string', default: '1000' },
         warmup: { type: 'string', default: '3000' },
         'warm-up': { type: 'string', default: '12' },
@@ -110,7 +119,8 @@ if (values.help) {
 }
 refuseUnknown('targets', values.targets, TARGET_NAMES);
 refuseUnknown('scenarios', values.scenarios, SCENARIOS.map((s) => s.id));
-if (values.neighbour && (values.soak || values.instructions || values.profile || values.allocations)) refuse('--neighbour goes with the matrix only');
+if (values.neighbour && (values.soak || values.instructions || values.profile || values.allocations || values.tail)) refuse('--neighbour goes with the matrix only');
+if (values.tail && (values.soak || values.instructions || values.profile || values.allocations)) refuse('--tail goes alone, not with --soak, --instructions, --profile or --allocations');
 for (const name of ['duration', 'reps', 'minutes', 'requests', 'warmup', 'warm-up'] as const) {
   if (!(Number(values[name]) > 0)) refuse(`--${name} must be a positive number, not "${values[name]}"`);
 }
@@ -176,8 +186,8 @@ interface Target {
   headers: Record<string, string>;
 }
 
-/** `inspect`: the inspector port of each target to start with `--inspect` (for --profile). */
-async function startTargets(names: TargetName[], dir: string, inspect = new Map<TargetName, number>()): Promise<{ mock: Server; targets: Target[] }> {
+/** `flagsFor`: Node flags a target's server gets besides the usual ones (the profilers' `--inspect`, --tail's recorder). */
+async function startTargets(names: TargetName[], dir: string, flagsFor: (name: TargetName) => string[] = () => []): Promise<{ mock: Server; targets: Target[] }> {
   const node = process.execPath;
   const mockPort = await freePort();
   // The mock upstream shares the load generator's core, so the server under test has a core alone.
@@ -189,13 +199,13 @@ async function startTargets(names: TargetName[], dir: string, inspect = new Map<
       targets.push({ name, server: mock, url: `${upstream}/v1/chat/completions`, headers: {} });
     } else if (name === 'lower-bound') {
       const port = await freePort();
-      const server = await startServer(name, port, [node, ...SERVER_NODE_FLAGS, ...inspectorFlag(inspect.get(name)), join(BENCH_DIST, 'servers', 'lower-bound.js'), String(port), upstream], { core: SERVER_CORE });
+      const server = await startServer(name, port, [node, ...SERVER_NODE_FLAGS, ...flagsFor(name), join(BENCH_DIST, 'servers', 'lower-bound.js'), String(port), upstream], { core: SERVER_CORE });
       targets.push({ name, server, url: `http://127.0.0.1:${port}/v1/chat/completions`, headers: {} });
     } else if (isTollgate(name)) {
       const port = await freePort();
       const key = generateKey();
       const config = tollgateConfig(dir, upstream, name);
-      const server = await startServer(name, port, [node, ...SERVER_NODE_FLAGS, ...inspectorFlag(inspect.get(name)), join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)], {
+      const server = await startServer(name, port, [node, ...SERVER_NODE_FLAGS, ...flagsFor(name), join(ROOT, 'bin', 'tollgate.js'), 'serve', '--config', config, '--port', String(port)], {
         core: SERVER_CORE,
         env: { TOLLGATE_BENCH_KEY: key },
         cwd: dir,
@@ -485,7 +495,7 @@ async function profiles(kind: 'cpu' | 'allocations'): Promise<number> {
   let errors = 0;
   try {
     for (const name of names) inspect.set(name, await freePort());
-    started = await startTargets(names, dir, inspect);
+    started = await startTargets(names, dir, (name) => inspectorFlag(inspect.get(name)));
     const { targets } = started;
     mkdirSync(values.out, { recursive: true });
     for (const target of targets) await warmUp(target, scenarios, Number(values['warm-up']));
@@ -545,5 +555,74 @@ async function allocationProfile(target: Target, scenario: Scenario, port: numbe
   return { failed: result.errors + result.non2xx, requests: result.requests };
 }
 
-const code = values.instructions ? await instructionCount() : values.profile ? await profiles('cpu') : values.allocations ? await profiles('allocations') : values.soak ? await soak(Number(values.minutes)) : await matrix();
+/**
+ * --tail: the lower bound and Tollgate in turn at 1,000 requests/s, each after the usual warm-up,
+ * and what the slowest 1% of each run met (lib/tail.ts). The servers record their collections
+ * through a preload (lib/gc-recorder.ts); their other threads' writes are sampled from /proc.
+ */
+async function tail(): Promise<number> {
+  const names = values.targets.split(',').filter((n): n is TargetName => n === 'lower-bound' || isTollgate(n as TargetName));
+  if (names.length === 0) refuse('--tail measures lower-bound and the Tollgate targets; --targets names none of them');
+  const scenario = SCENARIOS.find((s) => s.id === 'rate-1000') as Scenario;
+  const dir = mkdtempSync(join(tmpdir(), 'tollgate-tail-'));
+  // Inherited by the servers started below; only those given the preload read it.
+  process.env[COLLECTIONS_DIR_VARIABLE] = dir;
+  const preload = ['--import', join(BENCH_DIST, 'lib', 'gc-recorder-preload.js')];
+  let started: { mock: Server; targets: Target[] } | undefined;
+  let errors = 0;
+  try {
+    started = await startTargets(names, dir, () => preload);
+    for (const target of started.targets) await warmUp(target, [scenario], Number(values['warm-up']));
+    for (const target of started.targets) {
+      const pid = target.server.child.pid as number;
+      const requests: TimedRequest[] = [];
+      const writes = new ThreadWrites(pid);
+      writes.start();
+      let result: LoadResult;
+      let written: Span[] = [];
+      try {
+        result = await runFixedRate({
+          url: target.url,
+          headers: target.headers,
+          body: body(scenario, target.name),
+          connections: scenario.connections,
+          durationSeconds: Number(values.duration),
+          rate: scenario.rate as number,
+          onSample: (sentAt, ms) => requests.push({ sentAt, ms }),
+        });
+      } finally {
+        written = writes.stop();
+      }
+      errors += result.errors + result.non2xx;
+      // The recorder writes twice a second: wait for what it holds.
+      await new Promise((r) => setTimeout(r, 700));
+      const t = tailSources(requests, readCollections(collectionsFile(dir, pid)), written);
+      const pct = (share: number): string => `${fmt(share * 100, 1)}%`;
+      console.log(`
+${scenario.id}, ${target.name}: p99 ${fmt(t.p99, 2)} ms over ${fmt(t.requests)} requests; ${fmt(t.collections)} garbage collections meanwhile (${fmt(t.scavenges)} young-generation scavenges), ${fmt(t.meanCollectionMs, 2)} ms each on average`);
+      console.log(`  of the ${fmt(t.slowest)} slowest: ${fmt(t.collection)} in flight during a collection or sent within 3 ms of its end (${pct(t.allCollection)} of all requests were)`);
+      console.log(`  ${fmt(t.writes)} of the rest sent within 20 ms of another thread's writes (${pct(t.allWrites)} of all requests were), ${fmt(t.neither)} near neither`);
+    }
+  } finally {
+    if (started !== undefined) {
+      for (const target of started.targets) await target.server.stop();
+      await started.mock.stop();
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+  if (errors > 0) console.error(`bench: ${errors} requests failed`);
+  return errors > 0 ? 1 : 0;
+}
+
+const code = values.instructions
+  ? await instructionCount()
+  : values.profile
+    ? await profiles('cpu')
+    : values.allocations
+      ? await profiles('allocations')
+      : values.tail
+        ? await tail()
+        : values.soak
+          ? await soak(Number(values.minutes))
+          : await matrix();
 process.exit(code);

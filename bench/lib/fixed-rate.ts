@@ -21,6 +21,8 @@ export interface FixedRateSpec extends LoadSpec {
   rate: number;
   warmupSeconds?: number;
   onMeasuring?: () => void;
+  /** Told of every counted request: when it was sent (milliseconds since the epoch) and how long it took. */
+  onSample?: (sentAt: number, ms: number) => void;
 }
 
 export async function runFixedRate(spec: FixedRateSpec): Promise<LoadResult> {
@@ -34,11 +36,16 @@ export async function runFixedRate(spec: FixedRateSpec): Promise<LoadResult> {
   const pending = new Set<Promise<void>>();
   const send = (counted: boolean): void => {
     const start = process.hrtime.bigint();
+    const sentAt = performance.timeOrigin + performance.now();
     const done = pool
       .request({ method: 'POST', path: url.pathname, headers, body: spec.body })
       .then(async (res) => {
         await res.body.arrayBuffer();
-        if (counted) latencies.push(Number(process.hrtime.bigint() - start) / 1e6);
+        if (counted) {
+          const ms = Number(process.hrtime.bigint() - start) / 1e6;
+          latencies.push(ms);
+          spec.onSample?.(sentAt, ms);
+        }
         if (res.statusCode < 200 || res.statusCode >= 300) {
           non2xx++;
           statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
