@@ -35,7 +35,7 @@ import { coreTicks, stolenShare } from './lib/steal.js';
 import { perRequest, profileWhile, selfTimes } from './lib/cpu-profile.js';
 import { COLLECTIONS_DIR_VARIABLE, collectionsFile, readCollections } from './lib/gc-recorder.js';
 import { ThreadWrites, type Span } from './lib/thread-writes.js';
-import { tailSources, type TimedRequest } from './lib/tail.js';
+import { AFTER_COLLECTION_MS, NEAR_WRITES_MS, tailSources, type TimedRequest } from './lib/tail.js';
 import { allocatedBytes, allocationsWhile } from './lib/allocation-profile.js';
 import { HAS_CALLGRIND, countInstructions, type InstructionResult } from './lib/instructions.js';
 
@@ -598,10 +598,9 @@ async function tail(): Promise<number> {
       await new Promise((r) => setTimeout(r, 700));
       const t = tailSources(requests, readCollections(collectionsFile(dir, pid)), written);
       const pct = (share: number): string => `${fmt(share * 100, 1)}%`;
-      console.log(`
-${scenario.id}, ${target.name}: p99 ${fmt(t.p99, 2)} ms over ${fmt(t.requests)} requests; ${fmt(t.collections)} garbage collections meanwhile (${fmt(t.scavenges)} young-generation scavenges), ${fmt(t.meanCollectionMs, 2)} ms each on average`);
-      console.log(`  of the ${fmt(t.slowest)} slowest: ${fmt(t.collection)} in flight during a collection or sent within 3 ms of its end (${pct(t.allCollection)} of all requests were)`);
-      console.log(`  ${fmt(t.writes)} of the rest sent within 20 ms of another thread's writes (${pct(t.allWrites)} of all requests were), ${fmt(t.neither)} near neither`);
+      console.log(`\n${scenario.id}, ${target.name}: p99 ${fmt(t.p99, 2)} ms over ${fmt(t.requests)} requests; ${fmt(t.collections)} garbage collections meanwhile (${fmt(t.scavenges)} young-generation scavenges), ${fmt(t.meanCollectionMs, 2)} ms each on average`);
+      console.log(`  of the ${fmt(t.slowest)} slowest: ${fmt(t.collection)} in flight during a collection or sent within ${AFTER_COLLECTION_MS} ms of its end (${pct(t.allCollection)} of all requests were)`);
+      console.log(`  ${fmt(t.writes)} of the rest sent within ${NEAR_WRITES_MS} ms of another thread's writes (${pct(t.allWrites)} of all requests were), ${fmt(t.neither)} near neither`);
     }
   } finally {
     if (started !== undefined) {

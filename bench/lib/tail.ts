@@ -36,13 +36,18 @@ export interface TailSources {
   meanCollectionMs: number;
 }
 
+/** A request sent this soon after a collection ended still met it: the backlog a pause leaves takes a moment to drain. */
+export const AFTER_COLLECTION_MS = 3;
+/** A request sent this close to another thread's writes is counted as near them. */
+export const NEAR_WRITES_MS = 20;
+
 export interface TailOptions {
   afterCollectionMs?: number;
   nearWritesMs?: number;
 }
 
 export function tailSources(requests: readonly TimedRequest[], collections: readonly Collection[], writes: readonly Span[], options: TailOptions = {}): TailSources {
-  const { afterCollectionMs = 3, nearWritesMs = 20 } = options;
+  const { afterCollectionMs = AFTER_COLLECTION_MS, nearWritesMs = NEAR_WRITES_MS } = options;
   const byLatency = [...requests].sort((a, b) => a.ms - b.ms);
   const p99 = byLatency.length === 0 ? NaN : (byLatency[Math.min(byLatency.length - 1, Math.ceil(0.99 * byLatency.length) - 1)] as TimedRequest).ms;
   const slowest = byLatency.slice(byLatency.length - Math.max(1, Math.ceil(byLatency.length / 100)));
