@@ -11,11 +11,7 @@
  */
 import { Pool } from 'undici';
 import type { LoadResult, LoadSpec } from './load.js';
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
-}
+import { percentile } from './stats.js';
 
 export interface FixedRateSpec extends LoadSpec {
   rate: number;

@@ -1,9 +1,15 @@
-/** Medians over repetitions, and ratios that stay readable when a figure is missing. */
+/** Medians over repetitions, percentiles of latencies, and ratios that stay readable when a figure is missing. */
 export function median(values: number[]): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/** The value at the `p`th percentile's rank of values sorted in ascending order (nearest rank). */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
 }
 
 export function ratio(a: number | undefined, b: number | undefined): number | undefined {

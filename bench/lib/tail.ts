@@ -8,6 +8,7 @@
  */
 import { SCAVENGE, type Collection } from './gc-recorder.js';
 import type { Span } from './thread-writes.js';
+import { percentile } from './stats.js';
 
 /** A counted request of the run: when it was sent (milliseconds since the epoch) and how long it took. */
 export interface TimedRequest {
@@ -49,7 +50,7 @@ export interface TailOptions {
 export function tailSources(requests: readonly TimedRequest[], collections: readonly Collection[], writes: readonly Span[], options: TailOptions = {}): TailSources {
   const { afterCollectionMs = AFTER_COLLECTION_MS, nearWritesMs = NEAR_WRITES_MS } = options;
   const byLatency = [...requests].sort((a, b) => a.ms - b.ms);
-  const p99 = byLatency.length === 0 ? NaN : (byLatency[Math.min(byLatency.length - 1, Math.ceil(0.99 * byLatency.length) - 1)] as TimedRequest).ms;
+  const p99 = percentile(byLatency.map((r) => r.ms), 99);
   const slowest = byLatency.slice(byLatency.length - Math.max(1, Math.ceil(byLatency.length / 100)));
   const metCollection = (r: TimedRequest): boolean => collections.some((c) => r.sentAt <= c.start + c.ms + afterCollectionMs && r.sentAt + r.ms >= c.start);
   const nearWrites = (r: TimedRequest): boolean => writes.some((w) => r.sentAt >= w.start - nearWritesMs && r.sentAt <= w.end + nearWritesMs);
