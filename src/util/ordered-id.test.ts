@@ -11,6 +11,12 @@ describe('timeOrderedRandomHex', () => {
     expect(ms).toBeGreaterThanOrEqual(before);
     expect(ms).toBeLessThanOrEqual(Date.now());
   });
+
+  it('draws new randomness for every id, also past the first batch of random bytes drawn at once', () => {
+    // 2,000 ids span several refills of the random pool; within one millisecond only the random part tells them apart.
+    const randomParts = Array.from({ length: 2000 }, () => timeOrderedRandomHex().slice(12));
+    expect(new Set(randomParts).size).toBe(randomParts.length);
+  });
 });
 
 describe('SequentialIds', () => {
