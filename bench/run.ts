@@ -23,6 +23,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { HAS_TASKSET, cpuTimes, freePort, residentBytes, startBackground, startServer, systemCalls, type Server } from './lib/processes.js';
 import { describeStatuses, runLoad, type LoadResult } from './lib/load.js';
@@ -477,6 +478,13 @@ const PROFILE_INTERVAL_MICROS = 100;
 
 /** Mean bytes between the heap profiler's samples: a thirty-second of V8's default, to see a request's small allocations. */
 const ALLOCATION_INTERVAL_BYTES = 1_024;
+/**
+ * Handing a profile over stops the server for over a second (an allocation profile of 45 MB is
+ * serialised on its event loop). Tollgate's load shedder reads that as overload and refuses new
+ * requests until its next reading, a second later: the next profile waits that out rather than
+ * record 503s.
+ */
+const AFTER_PROFILE_MS = 2_000;
 
 /**
  * Where the CPU time (or, with --allocations, the allocations) of the lower bound and of Tollgate
@@ -506,6 +514,7 @@ async function profiles(kind: 'cpu' | 'allocations'): Promise<number> {
         const { failed, requests } = kind === 'cpu' ? await cpuProfile(target, scenario, port, run) : await allocationProfile(target, scenario, port, run);
         errors += failed;
         if (requests === 0) errors++;
+        await sleep(AFTER_PROFILE_MS);
       }
     }
   } finally {
