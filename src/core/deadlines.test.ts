@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { setTimeout as wait } from 'node:timers/promises';
 import { GatewayError } from '../errors/index.js';
 import { Cancellation } from '../util/cancellation.js';
@@ -54,6 +54,65 @@ describe('CallDeadlines while streaming', () => {
       expect((attempt.reason as GatewayError | undefined)?.code).toBe('upstream_timeout');
     } finally {
       deadlines.clear();
+    }
+  });
+});
+
+describe('CallDeadlines with one timer', () => {
+  it('ends a stream at its budget although chunks keep coming, the budget being longer than the idle timeout', async () => {
+    const request = new Cancellation();
+    const deadlines = new CallDeadlines(request, { budgetMs: 250, upstreamTimeoutMs: 5_000, idleTimeoutMs: 100 }, 250);
+    const attempt = new AttemptCancellation(request);
+    const started = performance.now();
+    deadlines.startAttempt(attempt);
+    deadlines.streamStarted();
+    try {
+      while (!request.aborted && performance.now() - started < 1_000) {
+        deadlines.awaitingUpstream();
+        await wait(20);
+        deadlines.progress();
+      }
+      expect((request.reason as GatewayError | undefined)?.code).toBe('generation_timeout');
+      const took = performance.now() - started;
+      expect(took).toBeGreaterThanOrEqual(245);
+      expect(took).toBeLessThan(400);
+    } finally {
+      deadlines.clear();
+    }
+  });
+
+  it('times out an upstream that never answers at the upstream timeout, not at the shorter idle timeout', async () => {
+    const request = new Cancellation();
+    const deadlines = new CallDeadlines(request, { budgetMs: 10_000, upstreamTimeoutMs: 250, idleTimeoutMs: 100 }, 10_000);
+    const attempt = new AttemptCancellation(request);
+    deadlines.startAttempt(attempt);
+    try {
+      await wait(200);
+      expect(attempt.aborted).toBe(false);
+      await wait(150);
+      expect((attempt.reason as GatewayError | undefined)?.code).toBe('upstream_timeout');
+      expect((attempt.reason as GatewayError).message).toContain('did not answer within 250 ms');
+      expect(request.aborted).toBe(false);
+    } finally {
+      deadlines.clear();
+    }
+  });
+
+  it('sets a single timer for a stream whose deadlines are all far off', () => {
+    const spy = vi.spyOn(globalThis, 'setTimeout');
+    const request = new Cancellation();
+    const deadlines = new CallDeadlines(request, { budgetMs: 600_000, upstreamTimeoutMs: 120_000, idleTimeoutMs: 60_000 }, 600_000);
+    try {
+      deadlines.startAttempt(new AttemptCancellation(request));
+      deadlines.streamStarted();
+      for (let i = 0; i < 10; i++) {
+        deadlines.awaitingUpstream();
+        deadlines.progress();
+      }
+      expect(spy).toHaveBeenCalledTimes(1);
+    } finally {
+      deadlines.clear();
+      spy.mockRestore();
     }
   });
 });

@@ -29,22 +29,30 @@ export class AttemptCancellation extends Cancellation {
   }
 }
 
+/**
+ * One timer for all of a request's deadlines, checked when it fires rather than kept exact: a
+ * stream used to set three (the attempt's, then the budget's and the idle timer, refreshed at
+ * every chunk), and each cost a timer object, a list insertion and its removal on the hot path,
+ * though they almost never fire. The timer never waits longer than the idle timeout, so no
+ * deadline can pass unseen for longer than that: when it fires, whatever has passed is enforced,
+ * and it is set again for the nearest deadline left.
+ */
 export class CallDeadlines {
   private readonly startedAt = performance.now();
-  /** Until the upstream answers: one timer for whichever of the two deadlines comes first. */
   private timer: NodeJS.Timeout | undefined;
-  /** While streaming: the budget, beside the idle timer that each chunk refreshes. */
-  private budget: NodeJS.Timeout | undefined;
   private attempt: Cancellation | undefined;
-  /** Whether the attempt's timer is the budget's (it ends first) rather than the upstream's. */
-  private timerIsBudget = false;
+  private attemptStartedAt = 0;
+  /** Set once the upstream started streaming: from then on its silence is timed, not its answer. */
+  private streaming = false;
   /**
    * While streaming: a chunk is being relayed and the next one not yet asked for, so the time
    * passing is the gateway's or the caller's (a client slow to read holds the relay back), not
-   * the upstream's silence. The idle timer does not fire then; it starts over when the next chunk
-   * is asked for.
+   * the upstream's silence. The idle deadline does not count then; it starts over when the next
+   * chunk is asked for.
    */
   private relaying = false;
+  /** While streaming and not relaying: since when the upstream has been waited on. */
+  private waitingSince = 0;
 
   constructor(
     private readonly request: Cancellation,
@@ -55,24 +63,22 @@ export class CallDeadlines {
   /** An attempt starts: it has the upstream timeout, within what is left of the budget. */
   startAttempt(attempt: Cancellation): void {
     this.attempt = attempt;
-    clearTimeout(this.timer);
-    const left = this.budgetLeft();
-    if (left <= 0) {
+    this.attemptStartedAt = performance.now();
+    if (this.budgetLeft(this.attemptStartedAt) <= 0) {
+      clearTimeout(this.timer);
       this.request.abort(this.budgetError());
       return;
     }
-    this.timerIsBudget = left <= this.settings.upstreamTimeoutMs;
-    this.timer = setTimeout(() => this.expired(), Math.min(left, this.settings.upstreamTimeoutMs));
+    this.arm(this.attemptStartedAt);
   }
 
-  /** The upstream has started streaming: from now on the upstream timer measures idle gaps. */
+  /** The upstream has started streaming: from now on the upstream timeout measures idle gaps. */
   streamStarted(firstChunkInHand = true): void {
-    clearTimeout(this.timer);
-    this.budget = setTimeout(() => this.request.abort(this.budgetError()), Math.max(1, this.budgetLeft()));
+    this.streaming = true;
     // With the first chunk in hand (a chat stream reads ahead to it), it is being relayed until the
     // next one is asked for; without (a relayed body), the upstream's silence counts from now.
     this.relaying = firstChunkInHand;
-    this.timer = setTimeout(() => this.idle(), this.settings.idleTimeoutMs);
+    this.waitingSince = performance.now();
   }
 
   /** A stream chunk arrived: until the next one is asked for, the upstream is not waited on. */
@@ -82,30 +88,52 @@ export class CallDeadlines {
 
   /** The next stream chunk is asked for: the upstream's silence counts from now. */
   awaitingUpstream(): void {
-    if (this.budget === undefined) return;
+    if (!this.streaming) return;
     this.relaying = false;
-    // Also re-arms a timer that fired while the chunk was being relayed.
-    this.timer?.refresh();
+    this.waitingSince = performance.now();
   }
 
   clear(): void {
     clearTimeout(this.timer);
-    clearTimeout(this.budget);
+    this.timer = undefined;
   }
 
-  private idle(): void {
-    if (this.relaying) return;
-    this.attempt?.abort(new GatewayError('upstream_timeout', `The upstream provider did not send the next chunk within ${this.settings.idleTimeoutMs} ms.`));
+  /**
+   * Sets the timer for the nearest deadline after `now`, but no later than one idle timeout away.
+   * Whole milliseconds: Node keeps one timer list per duration, and the usual one (the idle
+   * timeout) is then shared by every request instead of a list of its own each.
+   */
+  private arm(now: number): void {
+    clearTimeout(this.timer);
+    const wait = Math.min(Math.ceil(this.nextDeadline(now) - now), this.settings.idleTimeoutMs);
+    this.timer = setTimeout(() => this.check(), Math.max(1, wait));
   }
 
-  private budgetLeft(): number {
-    return this.budgetMs - (performance.now() - this.startedAt);
+  /** The earliest time at which a deadline can pass, as things stand at `now`. */
+  private nextDeadline(now: number): number {
+    const budgetEnd = this.startedAt + this.budgetMs;
+    if (!this.streaming) return Math.min(budgetEnd, this.attemptStartedAt + this.settings.upstreamTimeoutMs);
+    const idleEnd = this.relaying ? now + this.settings.idleTimeoutMs : this.waitingSince + this.settings.idleTimeoutMs;
+    return Math.min(budgetEnd, idleEnd);
   }
 
-  /** The attempt's timer fired: it was set for the earlier of the two deadlines. */
-  private expired(): void {
-    if (this.timerIsBudget) this.request.abort(this.budgetError());
-    else this.attempt?.abort(new GatewayError('upstream_timeout', `The upstream provider did not answer within ${this.settings.upstreamTimeoutMs} ms.`));
+  /** The timer fired: enforce whatever deadline has passed, else wait for the next one. */
+  private check(): void {
+    this.timer = undefined;
+    const now = performance.now();
+    if (this.budgetLeft(now) <= 0) {
+      this.request.abort(this.budgetError());
+    } else if (!this.streaming && now - this.attemptStartedAt >= this.settings.upstreamTimeoutMs) {
+      this.attempt?.abort(new GatewayError('upstream_timeout', `The upstream provider did not answer within ${this.settings.upstreamTimeoutMs} ms.`));
+    } else if (this.streaming && !this.relaying && now - this.waitingSince >= this.settings.idleTimeoutMs) {
+      this.attempt?.abort(new GatewayError('upstream_timeout', `The upstream provider did not send the next chunk within ${this.settings.idleTimeoutMs} ms.`));
+    } else {
+      this.arm(now);
+    }
+  }
+
+  private budgetLeft(now: number): number {
+    return this.budgetMs - (now - this.startedAt);
   }
 
   private budgetError(): GatewayError {
