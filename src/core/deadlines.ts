@@ -33,9 +33,10 @@ export class AttemptCancellation extends Cancellation {
  * One timer for all of a request's deadlines, checked when it fires rather than kept exact: a
  * stream used to set three (the attempt's, then the budget's and the idle timer, refreshed at
  * every chunk), and each cost a timer object, a list insertion and its removal on the hot path,
- * though they almost never fire. The timer never waits longer than the idle timeout, so no
- * deadline can pass unseen for longer than that: when it fires, whatever has passed is enforced,
- * and it is set again for the nearest deadline left.
+ * though they almost never fire. It is set for the nearest deadline known, and never further off
+ * than the idle timeout, the shortest wait a deadline that starts later can have (a stream's idle
+ * one): so it fires in time for every deadline. When it fires, what has passed is enforced, and it
+ * is set again for the nearest deadline left.
  */
 export class CallDeadlines {
   private readonly startedAt = performance.now();
