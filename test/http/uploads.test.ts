@@ -139,6 +139,9 @@ describe('POST /v1/files', () => {
     const padded = form({ purpose: 'user_data', ...Object.fromEntries(Array.from({ length: 3 }, (_, i) => [`pad${i}`, 'p'.repeat(600_000)])) });
     const tooMuchText = await errorOf(await send(padded));
     expect([tooMuchText.status, tooMuchText.body.error.code, tooMuchText.body.error.param]).toEqual([413, 'request_too_large', 'pad1']);
+    // One field alone over the cap is as much a body over its limit.
+    const oneLongField = await errorOf(await send(form({ purpose: 'user_data', note: 'n'.repeat(1024 * 1024 + 1) })));
+    expect([oneLongField.status, oneLongField.body.error.code, oneLongField.body.error.param]).toEqual([413, 'request_too_large', 'note']);
     const json = await errorOf(await fetch(`${gw.baseURL}/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json' }, body: '{}' }));
     expect([json.status, json.body.error.code]).toEqual([400, 'unsupported_content_type']);
   });
