@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { toGatewayError } from '../errors/index.js';
 import type { UnaryOutcome } from '../core/unary-service.js';
+import { withHeaders } from '../core/call-failure.js';
 import type { Cancellation } from '../util/cancellation.js';
 import { auditOf } from './request-state.js';
 import { startingWith, writeFrames } from './stream-writer.js';
@@ -54,7 +55,8 @@ export async function sendStreamedBody(request: FastifyRequest, reply: FastifyRe
     first = await iterator.next();
   } catch (err) {
     await outcome.done;
-    if (!reply.raw.destroyed) throw err;
+    // Answered after admission, so with the rate-limit headers, as any error of a limited endpoint.
+    if (!reply.raw.destroyed) throw withHeaders(err, outcome.headers);
     return callerGone();
   }
   reply.hijack();

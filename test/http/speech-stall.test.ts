@@ -143,6 +143,9 @@ describe('a streamed speech body under the deadlines', () => {
     const res = await speech('silent');
     expect(res.status).toBe(504);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('upstream_timeout');
+    // Failed after admission, before the audio's first byte: its error carries the rate-limit headers too.
+    expect(res.headers.get('x-ratelimit-limit')).toBe('1000000');
+    expect(res.headers.get('x-ratelimit-remaining')).toMatch(/^\d+$/);
     // The idle timeout (300 ms), not the generation budget (5 s).
     expect(Date.now() - started).toBeLessThan(2_500);
     expect(await slotFreed()).toBe(true);
