@@ -63,10 +63,14 @@ describe('models', () => {
     expect(status).toBe(404);
     expect(isEnvelope(body)).toBe(true);
     expect(body.error).toMatchObject({ type: 'not_found_error', code: 'model_not_found', param: 'model' });
+    // The request reached its handler: the error carries the tier's rate-limit headers, as a success would.
+    expect(res.headers.get('x-ratelimit-limit')).toBe('1000000');
   });
 
   it('answers 403 for a model that exists but the tier may not use', async () => {
     const err = await client.models.retrieve('hidden-model').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.PermissionDeniedError);
+    const res = await fetch(`${gw.baseURL}/models/hidden-model`, { headers: { authorization: `Bearer ${gw.keys.main}` } });
+    expect([res.status, res.headers.get('x-ratelimit-limit')]).toEqual([403, '1000000']);
   });
 });

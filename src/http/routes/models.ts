@@ -7,6 +7,7 @@ import type { ModelLimits } from '../../core/model-limits.js';
 import type { Principal } from '../../auth/principal.js';
 import type { AccessLog } from '../access-log.js';
 import { tierHeadersOf } from '../tier-limit-headers.js';
+import { withHeaders } from '../../core/call-failure.js';
 
 export function modelRoutes(app: FastifyInstance, catalog: ModelCatalog, limits: ModelLimits, accessLog: AccessLog): void {
   app.get('/models', { config: { endpoint: 'models' } }, async (request, reply) => {
@@ -22,12 +23,17 @@ export function modelRoutes(app: FastifyInstance, catalog: ModelCatalog, limits:
   app.get('/models/*', { config: { endpoint: 'models' } }, async (request, reply) => {
     // Already percent-decoded by the router: decoding again would turn "a%2525" into "a%" and throw on "%25E0".
     const id = (request.params as { '*': string })['*'];
-    const model = catalog.get(id);
-    if (model === undefined) {
-      throw new GatewayError('model_not_found', `The model "${id}" does not exist. Check the id against GET /v1/models.`, { param: 'model' });
-    }
     const principal = request.principal as Principal;
-    assertModelAllowed(principal, model.id);
+    const model = catalog.get(id);
+    try {
+      if (model === undefined) {
+        throw new GatewayError('model_not_found', `The model "${id}" does not exist. Check the id against GET /v1/models.`, { param: 'model' });
+      }
+      assertModelAllowed(principal, model.id);
+    } catch (err) {
+      // An error that reached the handler carries the headers too, those of the tier's own pool (no model group is the caller's here).
+      throw withHeaders(err, await tierHeadersOf(limits, principal));
+    }
     const view = await limits.view(principal, model);
     reply.headers(view.headers).header('x-request-id', request.id).send({ ...modelRecord(model), limits: view.snapshot });
     accessLog(reply, 200);
