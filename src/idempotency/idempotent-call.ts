@@ -21,10 +21,13 @@ import { bindingRecordId } from './fingerprint.js';
 const NOT_RECORDED = new Set([408, 429, 500, 502, 503, 504]);
 
 /**
- * Refusals the gateway makes before anything reaches a provider, even when an adapter makes them
- * (it cannot translate a parameter): nothing executed, so the key stays free for a corrected request.
+ * Refusals the gateway makes before anything reaches a provider (validation, an adapter that cannot
+ * translate a value, a lookup that found nothing, a capability missing, a body over its limit):
+ * nothing executed, so no outcome is recorded and the identical request runs again when resent.
  */
-const REFUSED_BEFORE_EXECUTION = new Set(['incompatible_parameters', 'model_capability_missing', 'capability_not_implemented', 'context_length_exceeded']);
+const REFUSAL_STATUSES = new Set([400, 401, 402, 403, 404, 413, 422, 501]);
+/** The one refusal among them that a provider made after it got the request: executed, so recorded. */
+const UPSTREAM_REFUSAL = 'upstream_rejected_request';
 
 /** A record on its way to the store, with the hook called once its fate is known. */
 export interface PendingRecord {
@@ -62,7 +65,7 @@ export class IdempotentCall {
    */
   recordFor(status: number, headers: Readonly<Record<string, string>>, body: string | Buffer, outcome: OutcomeOf = { status }): PendingRecord | null {
     if (this.recording !== null || NOT_RECORDED.has(outcome.status)) return null;
-    if (outcome.code !== undefined && REFUSED_BEFORE_EXECUTION.has(outcome.code)) return null;
+    if (REFUSAL_STATUSES.has(outcome.status) && outcome.code !== UPSTREAM_REFUSAL) return null;
     let settled!: () => void;
     this.recording = new Promise((resolve) => (settled = resolve));
     const now = Date.now();

@@ -341,6 +341,23 @@ describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
     expect(errorCode(corrected)).toBe('idempotency_key_reused');
   });
 
+  it('records no 400 an adapter gives before sending anything: the identical resend runs again rather than being replayed', async () => {
+    const key = newKey();
+    // Anthropic takes a tool call's arguments as an object: text that is not JSON is refused by the adapter, before the provider.
+    const body = {
+      model: 'claude-chat',
+      messages: [
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: 'not json' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: 'found' },
+      ],
+    };
+    const refused = await post(gw, body, { 'idempotency-key': key });
+    expect([refused.status, errorCode(refused)]).toEqual([400, 'invalid_parameter']);
+    const again = await post(gw, body, { 'idempotency-key': key });
+    expect([again.status, errorCode(again), isReplay(again)]).toEqual([400, 'invalid_parameter', false]);
+  });
+
   it('binds the key to a request refused before it ran: resent, it runs again; corrected, it needs a new key (spec 4)', async () => {
     const key = newKey();
     const invalid = await post(gw, { model: 'mock-chat' }, { 'idempotency-key': key });

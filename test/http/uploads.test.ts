@@ -164,6 +164,18 @@ describe('POST /v1/files', () => {
     expect([other.status, other.body.error.code]).toEqual([409, 'idempotency_key_reused']);
     const bad = await errorOf(await upload('RIFF-once', 'a b'));
     expect([bad.status, bad.body.error.code]).toEqual([400, 'invalid_idempotency_key']);
+    // A refusal before the upload ran (no purpose) is not recorded: the same form resent runs
+    // again, and the key stays bound to it.
+    const noPurpose = (): Promise<Response> => {
+      const form = new FormData();
+      form.set('file', new Blob(['RIFF-x'], { type: 'audio/wav' }), 'x.wav');
+      return fetch(`${gw.baseURL}/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys.main}`, 'idempotency-key': 'upload-2' }, body: form });
+    };
+    for (let i = 0; i < 2; i++) {
+      const refused = await noPurpose();
+      expect([refused.status, refused.headers.get('idempotent-replayed'), (await errorOf(refused)).body.error.param]).toEqual([400, null, 'purpose']);
+    }
+    expect((await errorOf(await upload('RIFF-x', 'upload-2'))).body.error.code).toBe('idempotency_key_reused');
     // The bytes of the resends are not kept.
     expect(storedBlobs().length).toBe(before);
   });
