@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { storeConformance } from '../store.conformance.js';
 import { openStore } from '../open-store.js';
+import pg from 'pg';
 import { freshSchemaUrl, postgresAvailable } from '../../../test/support/postgres.js';
 import type { Settlement } from '../types.js';
 
@@ -30,6 +31,31 @@ if (available) {
       } finally {
         await one.close();
         await two.close();
+      }
+    });
+
+    it('keeps a record written over an expired one while the sweep was deleting it', async () => {
+      const url = await freshSchemaUrl();
+      const store = await openStore(url);
+      // Another instance's connection, writing the key's new record as its settlement does.
+      const other = new pg.Client({ connectionString: url.split('?')[0] });
+      await other.connect();
+      try {
+        await store.createAccountIfAbsent({ id: 'acct', name: null, tier: 't', balanceMicros: 1_000_000 });
+        const record = { id: 'idem-1', accountId: 'acct', fingerprint: 'f', requestId: 'req-old', status: 200, headers: {}, body: Buffer.from('old'), createdAt: 1_000, expiresAt: 2_000 };
+        await store.commitSettlements([{ requestId: 'req-old', charge: null, releaseReservation: false, usage: null, idempotency: record }]);
+        await other.query(`set search_path to ${new URL(url).searchParams.get('schema') as string}`);
+        await other.query('begin');
+        await other.query("update idempotency_records set request_id = 'req-new', expires_at = 9000000000000 where id = 'idem-1'");
+        // The sweep's subquery sees the expired record and its delete waits for the row.
+        const sweep = store.deleteExpiredIdempotencyRecords(3_000, 100);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await other.query('commit');
+        expect(await sweep).toBe(0);
+        expect((await store.getIdempotencyRecord('idem-1', 3_000))?.requestId).toBe('req-new');
+      } finally {
+        await other.end();
+        await store.close();
       }
     });
   });

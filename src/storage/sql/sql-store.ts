@@ -530,7 +530,10 @@ export class SqlStore implements Store {
 
   async deleteExpiredIdempotencyRecords(now: number, limit: number): Promise<number> {
     const expired = this.db.selectFrom('idempotency_records').select('id').where('expires_at', '<=', now).limit(limit);
-    const result = await this.db.deleteFrom('idempotency_records').where('id', 'in', expired).executeTakeFirst();
+    // The expiry is checked again outside the subquery: a record a new request wrote over the
+    // expired one meanwhile keeps its id, and PostgreSQL re-checks only the outer condition on a
+    // row changed under the delete, which would otherwise remove the fresh record.
+    const result = await this.db.deleteFrom('idempotency_records').where('id', 'in', expired).where('expires_at', '<=', now).executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 
