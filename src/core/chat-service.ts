@@ -146,7 +146,7 @@ export class ChatService {
       if (request.stream !== true) {
         const answered = await callRoutes(routes, route, ctx, deadlines, (target, signal) => target.adapter.chat(upstreamCall(signal, target.upstreamModel)));
         const { result, servedBy, upstreamMs } = answered;
-        const usage = result.usage ?? estimatedUsage(request, result.completion);
+        const usage = result.usage ?? estimatedUsage(request, result.completion, bound.output);
         admission.settle({ tokens: usage.prompt_tokens + usage.completion_tokens, failed: false });
         const raw = result.rawJson ?? JSON.stringify(result.completion);
         const body = ctx.present === undefined ? raw : ctx.present.json(raw);
@@ -267,8 +267,13 @@ export class ChatService {
   }
 }
 
-/** For an upstream that answered without usage: the prompt's estimate and about four characters a completion token. */
-function estimatedUsage(request: ChatCompletionRequest, completion: ChatCompletion): Usage {
+/**
+ * For an upstream that answered without usage: the prompt's estimate and about four characters a
+ * completion token, at most the output cap the upstream was given (and the credit held for), as a
+ * stream cut short is counted: text of more than four characters a token (runs of spaces in code)
+ * must not be billed past what the upstream could have produced.
+ */
+function estimatedUsage(request: ChatCompletionRequest, completion: ChatCompletion, outputCap: number): Usage {
   let chars = 0;
   for (const choice of completion.choices) {
     const content = choice.message.content;
@@ -276,7 +281,7 @@ function estimatedUsage(request: ChatCompletionRequest, completion: ChatCompleti
     for (const call of choice.message.tool_calls ?? []) chars += call.function.name.length + call.function.arguments.length;
   }
   const prompt = estimateMessagesTokens(request.messages);
-  const output = Math.ceil(chars / 4);
+  const output = Math.min(Math.ceil(chars / 4), outputCap);
   return { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output };
 }
 

@@ -2,6 +2,8 @@
  * Credits and the ledger (spec 7, 402) through a listening gateway, on both storage backends:
  * SQLite (holds in memory) and PostgreSQL (holds in the store, shared by instances).
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { errorOf, isEnvelope, startGateway, type RunningGateway } from '../support/gateway-harness.js';
 import { freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
@@ -96,6 +98,35 @@ describe.each(['sqlite', 'postgres'] as const)('credits on %s', (backend) => {
     expect(balance).toBeGreaterThanOrEqual(0);
     expect(balance).toBeLessThan(1_000_000);
     await expectLedgerBalanced(gw);
+  });
+
+  it('charges an answer that came without usage by its text, at most the output cap it was held for', async () => {
+    // An OpenAI-compatible server that reports no usage (some do), with more text than ten tokens of four characters.
+    const upstream = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const content = ' '.repeat(400);
+        res.end(JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', created: 1, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'length' }] }));
+      });
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    try {
+      const base = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/v1`;
+      const storage = backend === 'sqlite' ? 'sqlite://:memory:' : await freshSchemaUrl();
+      const providers = [...PROVIDERS, { id: 'bare', kind: 'openai', base_url: base, api_key: 'sk-bare' }];
+      const gw = await startGateway({ config: { storage: { url: storage }, providers, models: [...MODELS, model('paid-bare', 'bare')] }, credits: 10 });
+      running.push(gw);
+      expect((await chat(gw, { model: 'paid-bare', max_tokens: 10 })).status).toBe(200);
+      const [row] = await gw.gateway.store.usageSummary({ accountId: 'acct' });
+      // 400 characters would be 100 tokens; the upstream was told 10 at most.
+      expect(row?.completionTokens).toBe(10);
+      expect(row?.costMicros).toBe((row?.promptTokens ?? NaN) * 1000 + 10 * 2000);
+      await expectLedgerBalanced(gw);
+    } finally {
+      upstream.closeAllConnections();
+      await new Promise((resolve) => upstream.close(resolve));
+    }
   });
 
   it('does not charge a request the provider failed, and records its usage', async () => {
