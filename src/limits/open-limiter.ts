@@ -21,6 +21,10 @@ export interface OpenedLimiter {
 export async function openLimiter(config: Config, logger: Logger, clock: () => number = Date.now): Promise<OpenedLimiter> {
   const redisConfig = config.redis;
   if (config.limits.backend === 'memory' || redisConfig === undefined) {
+    if (!config.storage.url.startsWith('sqlite://')) {
+      // A shared store says several instances may run: each would admit a tier's whole limit.
+      logger.warn('limits.backend is memory: rate limits are counted by each instance alone, so N instances admit N times a tier\'s limits; set limits.backend to redis when running several instances');
+    }
     const limiter = new MemoryLimiter(clock);
     return { limiter, redis: null, close: () => limiter.close() };
   }
