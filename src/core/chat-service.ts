@@ -189,7 +189,9 @@ export class ChatService {
     } catch (err) {
       const error = toGatewayError(err);
       admission.settle(failedSettlement(error));
-      const answered = withHeaders(error, admission.headers);
+      const headed = withHeaders(error, admission.headers);
+      // Recorded as it is answered: a replay repeats the first answer byte for byte.
+      const answered = ctx.present === undefined ? headed : ctx.present.error(headed);
       const record = ctx.idempotency?.recordError(answered) ?? null;
       const servedBy = ctx.lastRoute ?? { provider: route.provider, upstreamModel: route.upstreamModel };
       const settled = this.options.billing.settle(billed, hold, outcomeOf(servedBy, { promptTokens: 0, completionTokens: 0, charged: false, status: answered.status, record }));

@@ -6,6 +6,8 @@
  */
 import type { ChatCompletion, ChatCompletionChunk, FinishReason, ToolCall, Usage } from '../protocol/chat.js';
 import type { ResponseFunctionCallItem, ResponseMessageItem, ResponseObject, ResponseOutputItem, ResponseUsage } from '../protocol/responses.js';
+import type { GatewayError } from '../errors/index.js';
+import { inResponsesTerms } from '../validation/responses-request.js';
 
 /** How an answer is shown when the caller's API is not chat completions; applied to what is sent and to what is recorded. */
 export interface AnswerPresenter {
@@ -13,6 +15,8 @@ export interface AnswerPresenter {
   json(completion: string): string;
   /** A whole stream as sent, from the chat frames it was made of. */
   transcript(frames: string): string;
+  /** An error answered after the request was translated, naming the fields the caller sent. */
+  error(err: GatewayError): GatewayError;
 }
 
 /** The request's settings a response echoes, as OpenAI's do (defaults where the caller gave none). */
@@ -115,6 +119,10 @@ export class ResponsesPresenter implements AnswerPresenter {
 
   transcript(frames: string): string {
     return new ResponsesStream(this).push(frames);
+  }
+
+  error(err: GatewayError): GatewayError {
+    return inResponsesTerms(err) as GatewayError;
   }
 
   stream(): ResponsesStream {

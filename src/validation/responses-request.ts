@@ -291,6 +291,18 @@ function reasoningEffortOf(reasoning: unknown): unknown {
   return reasoning.effort ?? undefined;
 }
 
+/**
+ * An error the chat pipeline raised about the translated request, naming the Responses request's
+ * fields instead (the same error when it names none). Applying it twice changes nothing.
+ */
+export function inResponsesTerms(err: unknown): unknown {
+  if (!(err instanceof GatewayError) || err.status >= 500) return err;
+  const param = responsesParamOf(err.param);
+  const message = responsesTermsOf(err.message);
+  if (param === err.param && message === err.message) return err;
+  return new GatewayError(err.code, message, { param, retryAfterSeconds: err.retryAfterSeconds, shouldRetry: err.shouldRetry, headers: err.headers, cause: err });
+}
+
 /** The chat request's names in an error message, in the Responses request's terms. */
 export function responsesTermsOf(message: string): string {
   return message

@@ -32,6 +32,7 @@ const BASE_CONFIG = {
     { id: 'slow', kind: 'mock', mock: { latency_ms: 400, chunk_delay_ms: 40 } },
     { id: 'broken', kind: 'mock', mock: { fail_status: 500 } },
     { id: 'picky', kind: 'mock', mock: { fail_status: 400, fail_message: 'bad field', faulty_requests: 1 } },
+    { id: 'picky-terms', kind: 'mock', mock: { fail_status: 400, fail_message: 'max_tokens is too large for messages[0].content', faulty_requests: 1 } },
     { id: 'crashy', kind: 'mock', mock: { crash: true, faulty_requests: 1 } },
     { id: 'cuts', kind: 'mock', mock: { error_after_chunks: 2 } },
     // Never reached: the adapter refuses what it cannot translate before sending anything.
@@ -43,6 +44,7 @@ const BASE_CONFIG = {
     // One attempt per request: a failing first route answers 502 instead of failing over.
     model('flaky-chat', [{ provider: 'broken', model: 'b', priority: 1 }, { provider: 'mock', model: 'm', priority: 2 }], { routing: { max_attempts: 1 } }),
     model('picky-chat', [{ provider: 'picky', model: 'p' }]),
+    model('picky-terms-chat', [{ provider: 'picky-terms', model: 'p' }]),
     model('crashy-chat', [{ provider: 'crashy', model: 'c' }]),
     model('claude-chat', [{ provider: 'claude', model: 'claude-haiku' }]),
     model('cut-chat', [{ provider: 'cuts', model: 'x' }]),
@@ -302,6 +304,24 @@ describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
     expect(resent.text).toBe(rejected.text);
     expect(isReplay(resent)).toBe(true);
     expect(resent.headers.get('x-should-retry')).toBe('false');
+  });
+
+  it('replays a recorded Responses API error as it was answered, in the Responses request\'s terms', async () => {
+    const key = newKey();
+    const send = async (): Promise<Answer> => {
+      const res = await fetch(`${gw.baseURL}/responses`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({ model: 'picky-terms-chat', input: 'hello', max_output_tokens: 50 }),
+      });
+      return { status: res.status, headers: res.headers, text: await res.text() };
+    };
+    const rejected = await send();
+    expect([rejected.status, errorCode(rejected)]).toEqual([400, 'upstream_rejected_request']);
+    const message = (JSON.parse(rejected.text) as { error: { message: string } }).error.message;
+    expect(message).toContain('max_output_tokens is too large for input');
+    const resent = await send();
+    expect([isReplay(resent), resent.text]).toEqual([true, rejected.text]);
   });
 
   it('does not record a 500: it says retry, and the resend with the same key runs again', async () => {

@@ -18,9 +18,8 @@ import { REPLAYED, guardIdempotent, type IdempotencyGuardDeps } from '../idempot
 import type { IdempotentCall } from '../../idempotency/idempotent-call.js';
 import { IDEMPOTENCY_HEADER } from '../../idempotency/idempotency-key.js';
 import { elapsedMs } from '../request-timing.js';
-import { GatewayError } from '../../errors/index.js';
 import { ResponsesPresenter, type ResponsesStream } from '../../core/responses-presenter.js';
-import { chatRequestOfResponses, inputItemsOf, itemReferenceIds, previousResponseIdOf, responsesParamOf, responsesTermsOf } from '../../validation/responses-request.js';
+import { chatRequestOfResponses, inResponsesTerms, inputItemsOf, itemReferenceIds, previousResponseIdOf } from '../../validation/responses-request.js';
 import type { StoredResponses } from '../../responses/stored-responses.js';
 import type { ResponseObject } from '../../protocol/responses.js';
 
@@ -86,15 +85,9 @@ export function chatRoutes(app: FastifyInstance, deps: ChatRouteDeps): void {
       const readBytes = (referenced?.bytes ?? 0) + (history?.bytes ?? 0);
       return await handle(request, reply, controller, call, body, presenter, keep, readBytes);
     } catch (err) {
-      // The pipeline names the chat request's fields; the caller sent a response request.
-      if (err instanceof GatewayError && err.status < 500) {
-        const param = responsesParamOf(err.param);
-        const message = responsesTermsOf(err.message);
-        if (param !== err.param || message !== err.message) {
-          throw new GatewayError(err.code, message, { param, retryAfterSeconds: err.retryAfterSeconds, shouldRetry: err.shouldRetry, headers: err.headers, cause: err });
-        }
-      }
-      throw err;
+      // The pipeline names the chat request's fields; the caller sent a response request. (An
+      // error the pipeline recorded for an Idempotency-Key was worded so by the presenter already.)
+      throw inResponsesTerms(err);
     }
   }
 
