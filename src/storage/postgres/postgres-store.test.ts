@@ -47,9 +47,18 @@ if (available) {
         await other.query(`set search_path to ${new URL(url).searchParams.get('schema') as string}`);
         await other.query('begin');
         await other.query("update idempotency_records set request_id = 'req-new', expires_at = 9000000000000 where id = 'idem-1'");
-        // The sweep's subquery sees the expired record and its delete waits for the row.
+        // The sweep's subquery sees the expired record and its delete waits for the row: the race
+        // is only proven once PostgreSQL shows the delete waiting on that lock.
         const sweep = store.deleteExpiredIdempotencyRecords(3_000, 100);
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        const watcher = new pg.Client({ connectionString: url.split('?')[0] });
+        await watcher.connect();
+        try {
+          const waiting = async (): Promise<number> =>
+            Number((await watcher.query("select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and query like 'delete from%idempotency_records%'")).rows[0].n);
+          await expect.poll(waiting, { timeout: 5_000 }).toBeGreaterThanOrEqual(1);
+        } finally {
+          await watcher.end();
+        }
         await other.query('commit');
         expect(await sweep).toBe(0);
         expect((await store.getIdempotencyRecord('idem-1', 3_000))?.requestId).toBe('req-new');
