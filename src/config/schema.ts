@@ -248,7 +248,7 @@ export const ConfigSchema = Type.Object(
         poll_interval_ms: Millis(5_000),
         lease_ms: Type.Integer({ minimum: 1_000, default: 60_000, description: 'how long one instance holds a job it polls before another may take it over' }),
         max_bytes: Type.Union(Size.anyOf, { default: '2gb', description: 'the largest finished video kept' }),
-        give_up_after_ms: Type.Integer({ minimum: 1_000, default: 600_000, description: 'a job whose upstream cannot be reached for this long is marked failed' }),
+        give_up_after_ms: Type.Integer({ minimum: 1_000, default: 600_000, description: 'a job whose upstream cannot be reached, or whose charge is not recorded, for this long is marked failed' }),
       },
       { additionalProperties: false, default: {} },
     ),

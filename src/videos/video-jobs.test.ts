@@ -51,3 +51,18 @@ describe('VideoJobs.record', () => {
     expect(cancelled).toMatchObject([{ upstreamId: 'upstream-job-1', upstreamModel: 'sora-x' }]);
   });
 });
+
+describe('VideoJobs.cancel', () => {
+  it('refuses to cancel a job whose charge is not on record yet (503), and cancels and refunds it once the charge is', async () => {
+    const moved: number[] = [];
+    const jobs = new VideoJobs(store, {} as Assets, { balanceMoved: (_: string, micros: number) => void moved.push(micros) } as unknown as CreditGate, new Map(), 5_000, createLogger('silent'));
+    const record = await jobs.record(job);
+    const early = await jobs.cancel('acct', record.id).catch((err: unknown) => err);
+    expect(early).toMatchObject({ code: 'store_unavailable', status: 503, retryAfterSeconds: 1 });
+    expect((await store.getVideoJob(record.id))?.status).toBe('queued');
+    const charge = { accountId: 'acct', kind: 'charge' as const, amountMicros: -400_000, requestId: 'req_1', apiKeyId: 'key', note: null };
+    await store.commitSettlements([{ requestId: 'req_1', charge, releaseReservation: false, usage: null }]);
+    expect((await jobs.cancel('acct', record.id)).status).toBe('cancelled');
+    expect([(await store.getAccount('acct'))?.balanceMicros, moved]).toEqual([0, [400_000]]);
+  });
+});

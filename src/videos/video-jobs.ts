@@ -16,6 +16,8 @@ import { Cancellation } from '../util/cancellation.js';
 
 const VIDEO_ID = /^video_[0-9a-f]{24}$/;
 export const IN_FLIGHT: readonly VideoJobStatus[] = ['queued', 'in_progress'];
+/** Bounds the memory of charges seen; forgetting one only costs a query. */
+const MAX_REMEMBERED_CHARGES = 10_000;
 
 export interface NewVideoJob {
   readonly accountId: string;
@@ -32,6 +34,9 @@ export interface NewVideoJob {
 }
 
 export class VideoJobs {
+  /** Jobs whose charge was seen on record. */
+  private readonly charged = new Set<string>();
+
   constructor(
     private readonly store: Store,
     private readonly assets: Assets,
@@ -102,6 +107,10 @@ export class VideoJobs {
   /** Cancels a job still in flight (409 once it finished), refunds it, and tells the upstream. */
   async cancel(accountId: string, id: string): Promise<VideoJobRecord> {
     const job = await this.find(accountId, id);
+    if (videoInFlight(job.status) && !(await this.chargeOnRecord(job))) {
+      // A refund now would give back a charge that may never land; once it does, the cancel refunds it.
+      throw new GatewayError('store_unavailable', `The charge of video job ${id} is not recorded yet; retry the cancel shortly.`, { retryAfterSeconds: 1 });
+    }
     const now = Date.now();
     const cancelled = await this.store.updateVideoJob(
       job.id,
@@ -129,6 +138,21 @@ export class VideoJobs {
     if (job.assetId !== null) await this.assets.delete(job.assetId);
   }
 
+  /**
+   * Whether the job's charge is committed, or it has none. The job is recorded in a transaction of
+   * its own just before its charge is, so for a moment (longer while the store is unreachable, for
+   * ever if the gateway that accepted it died in between) a job may exist whose charge does not:
+   * nothing may be refunded or delivered on its account until the charge is on record.
+   */
+  async chargeOnRecord(job: VideoJobRecord): Promise<boolean> {
+    if (job.chargedMicros <= 0 || this.charged.has(job.id)) return true;
+    if ((await this.store.findLedgerEntry(job.requestId, 'charge')) === undefined) return false;
+    // A charge never goes away: remembered, so that later polls need not ask again.
+    if (this.charged.size >= MAX_REMEMBERED_CHARGES) this.charged.clear();
+    this.charged.add(job.id);
+    return true;
+  }
+
   /** The ledger entry that gives a failed or cancelled job's charge back, if it was charged. */
   refundOf(job: VideoJobRecord, why: 'failed' | 'cancelled'): NewLedgerEntry | undefined {
     if (job.chargedMicros <= 0) return undefined;
@@ -140,7 +164,8 @@ export class VideoJobs {
     if (job.chargedMicros > 0) this.credits.balanceMoved(job.accountId, job.chargedMicros);
   }
 
-  private async cancelUpstream(job: VideoJobRecord): Promise<void> {
+  /** Tells the upstream to stop a job this gateway will not see through (a failure is logged, not thrown). */
+  async cancelUpstream(job: VideoJobRecord): Promise<void> {
     const videos = this.adapters.get(job.provider)?.videos;
     if (videos === undefined) return;
     try {

@@ -86,12 +86,21 @@ function startPoller(adapters: Record<string, ProviderAdapter>, settings: Partia
   return poller;
 }
 
-async function jobOn(provider: string, chargedMicros = 0): Promise<VideoJobRecord> {
+/** A job as the gateway records one: its charge, if it has one, committed right after it (unless `charged` is false). */
+async function jobOn(provider: string, chargedMicros = 0, charged = true): Promise<VideoJobRecord> {
   const jobs = new VideoJobs(store, assets, credits, new Map(), 20, logger);
-  return jobs.record({
-    accountId: 'acct', apiKeyId: 'key', requestId: `req_${provider}`, model: 'video-model', provider, upstreamModel: 'sora-x',
+  const requestId = `req_${provider}`;
+  const job = await jobs.record({
+    accountId: 'acct', apiKeyId: 'key', requestId, model: 'video-model', provider, upstreamModel: 'sora-x',
     prompt: 'a fox', seconds: 4, size: '1280x720', chargedMicros, upstream: { id: `up-${provider}`, status: 'completed', progress: 100 },
   });
+  if (chargedMicros > 0 && charged) await chargeFor(job);
+  return job;
+}
+
+async function chargeFor(job: VideoJobRecord): Promise<void> {
+  const charge = { accountId: job.accountId, kind: 'charge' as const, amountMicros: -job.chargedMicros, requestId: job.requestId, apiKeyId: job.apiKeyId, note: null };
+  await store.commitSettlements([{ requestId: job.requestId, charge, releaseReservation: false, usage: null }]);
 }
 
 /** Waits until `check` holds, failing the test after `ms`. */
@@ -183,8 +192,37 @@ describe('VideoPoller', () => {
     // Each charge comes back once, in the ledger and to the credit gate.
     const refunds = (await store.listLedger('acct', 10)).filter((e) => e.kind === 'refund');
     expect(refunds.map((e) => e.amountMicros).sort()).toEqual([1_000, 2_000]);
-    expect((await store.getAccount('acct'))?.balanceMicros).toBe(3_000);
+    // Charged 3,000 when accepted, all of it given back.
+    expect((await store.getAccount('acct'))?.balanceMicros).toBe(0);
     expect(refundsMoved).toBe(2);
+  });
+
+  it('neither delivers nor refunds a job until its charge is on record, and fails one whose charge never came after give_up_after_ms', async () => {
+    const failsUpstream = adapterOf('late', { retrieve: () => Promise.resolve({ id: 'u', status: 'failed', progress: 0, error: { code: 'content_policy', message: 'no' } }) });
+    const cancels: string[] = [];
+    const orphanAdapter = adapterOf('orphan', {});
+    (orphanAdapter.videos as { cancel: (ref: VideoJobRef) => Promise<void> }).cancel = (ref) => {
+      cancels.push(ref.upstreamId);
+      return Promise.resolve();
+    };
+    // Charged a little after it was recorded (as while the store was briefly unreachable): the
+    // upstream's failure waits for the charge, then refunds it.
+    const late = await jobOn('late', 1_000, false);
+    // Never charged (the gateway that accepted it died): failed once give_up_after_ms passed, nothing refunded, stopped upstream.
+    const orphan = await jobOn('orphan', 2_000, false);
+    refundsMoved = 0;
+    startPoller({ late: failsUpstream, orphan: orphanAdapter }, { giveUpAfterMs: 400 });
+    await new Promise((r) => setTimeout(r, 150));
+    expect([await statusOf(late.id), await statusOf(orphan.id)]).toEqual(['in_progress', 'in_progress']);
+    await chargeFor(late);
+    await until(async () => (await statusOf(late.id)) === 'failed', 2_000);
+    await until(async () => (await statusOf(orphan.id)) === 'failed', 2_000);
+    expect((await store.getVideoJob(orphan.id))?.errorCode).toBe('charge_not_recorded');
+    expect(cancels).toEqual(['up-orphan']);
+    const refunds = (await store.listLedger('acct', 10)).filter((e) => e.kind === 'refund');
+    expect(refunds.map((e) => [e.requestId, e.amountMicros])).toEqual([['req_late', 1_000]]);
+    // The late job's charge and refund cancel out; the orphan was never charged.
+    expect([(await store.getAccount('acct'))?.balanceMicros, refundsMoved]).toEqual([0, 1]);
   });
 
   it('keeps an upstream failure it could not store whole: the code cut to its column, the message without NUL', async () => {
@@ -338,7 +376,7 @@ describe('VideoPoller', () => {
     answers[1]!({ id: 'u', status: 'completed', progress: 100 });
     await until(async () => (await statusOf(job.id)) === 'completed', 2_000);
     expect((await store.listLedger('acct', 10)).filter((e) => e.kind === 'refund')).toEqual([]);
-    expect((await store.getAccount('acct'))?.balanceMicros).toBe(0);
+    expect((await store.getAccount('acct'))?.balanceMicros).toBe(-1_000);
     expect(refundsMoved).toBe(0);
   });
 
@@ -395,6 +433,6 @@ describe('video poller: the store failing after a download', () => {
     startPoller({ up: adapterOf('up', { content }) }, { giveUpAfterMs: 10 }, flaky);
     await until(async () => ['completed', 'failed'].includes((await statusOf(job.id))!), 5_000);
     const final = await store.getVideoJob(job.id);
-    expect({ status: final?.status, code: final?.errorCode, refundsMoved, completedWritesFailed, balance: (await store.getAccount('acct'))?.balanceMicros }).toEqual({ status: 'completed', code: null, refundsMoved: 0, completedWritesFailed: 2, balance: 0 });
+    expect({ status: final?.status, code: final?.errorCode, refundsMoved, completedWritesFailed, balance: (await store.getAccount('acct'))?.balanceMicros }).toEqual({ status: 'completed', code: null, refundsMoved: 0, completedWritesFailed: 2, balance: -1_000 });
   });
 });

@@ -90,6 +90,10 @@ export class VideoPoller {
   }
 
   private async poll(job: LeasedJob): Promise<void> {
+    if (!(await this.jobs.chargeOnRecord(job))) {
+      await this.awaitCharge(job);
+      return;
+    }
     // Decided when the poll starts: a long download must not make its own failure look resumed.
     const resumed = this.resumed(job);
     const videos = this.adapters.get(job.provider)?.videos;
@@ -158,6 +162,33 @@ export class VideoPoller {
       clearTimeout(timeout);
       stopRenewing();
       this.stopping.removeListener('abort', abort);
+    }
+  }
+
+  /**
+   * A job whose charge is not on record is neither delivered nor refunded: it waits for the charge
+   * (committed moments after the job, or once the store is back), polled again later without a
+   * failure counted. One still without it after give_up_after_ms was accepted by a gateway that
+   * died before committing the charge: it is failed, with nothing to refund, and stopped upstream.
+   */
+  private async awaitCharge(job: LeasedJob): Promise<void> {
+    const now = Date.now();
+    if (now - job.createdAt <= this.settings.giveUpAfterMs) {
+      await this.store.updateVideoJob(job.id, { nextPollAt: now + this.settings.pollIntervalMs, leaseOwner: null, leaseUntil: null }, IN_FLIGHT, { ifLeaseOwner: job.leaseOwner });
+      return;
+    }
+    const failed = await this.store.updateVideoJob(
+      job.id,
+      {
+        status: 'failed', errorCode: 'charge_not_recorded', errorMessage: 'The gateway that accepted this job stopped before its charge was recorded, so the job was not run to its end and nothing was charged.',
+        updatedAt: now, completedAt: now, leaseOwner: null, leaseUntil: null,
+      },
+      IN_FLIGHT,
+      { ifLeaseOwner: job.leaseOwner },
+    );
+    if (failed) {
+      this.logger.warn({ video_id: job.id, request_id: job.requestId }, 'failed a video job whose charge was never recorded');
+      await this.jobs.cancelUpstream(job);
     }
   }
 
