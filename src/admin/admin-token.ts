@@ -6,7 +6,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '../errors/index.js';
 
-const BEARER = /^Bearer\s+(.*?)\s*$/i;
+/**
+ * The scheme and the space after it; the token is the rest, trimmed. A pattern that also captured
+ * the token up to trailing space (`(.*?)\s*$`) backtracked quadratically over a run of inner
+ * spaces: 94 ms for one 16 KiB header, with no token needed to send it.
+ */
+const BEARER = /^Bearer\s+/i;
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
@@ -17,8 +22,9 @@ export function adminTokenCheck(token: string): (authorization: string | undefin
     if (authorization === undefined || authorization.trim() === '') {
       throw new GatewayError('invalid_admin_token', 'No admin token was sent. Send it as "Authorization: Bearer <server.admin_token>".');
     }
-    const presented = BEARER.exec(authorization)?.[1];
-    if (presented === undefined || presented === '') {
+    const scheme = BEARER.exec(authorization);
+    const presented = scheme === null ? '' : authorization.slice(scheme[0].length).trim();
+    if (presented === '') {
       throw new GatewayError('invalid_admin_token', 'The Authorization header is not of the form "Bearer <admin token>".');
     }
     if (!timingSafeEqual(digest(presented), expected)) throw new GatewayError('invalid_admin_token', 'The admin token is wrong.');
