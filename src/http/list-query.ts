@@ -4,6 +4,8 @@ import type { ListPage } from '../storage/types.js';
 
 export const DEFAULT_LIST_LIMIT = 20;
 export const MAX_LIST_LIMIT = 100;
+// eslint-disable-next-line no-control-regex -- control characters are exactly what it looks for
+const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export function listPageOf(query: unknown): ListPage {
   const q = (query ?? {}) as Record<string, unknown>;
@@ -14,7 +16,8 @@ export function listPageOf(query: unknown): ListPage {
   }
   const order = q.order ?? 'desc';
   if (order !== 'asc' && order !== 'desc') throw new GatewayError('invalid_parameter', `order must be "asc" or "desc", got ${JSON.stringify(order)?.slice(0, 40) ?? 'nothing'}.`, { param: 'order' });
-  if (q.after !== undefined && typeof q.after !== 'string') throw new GatewayError('invalid_parameter', 'after must be one id.', { param: 'after' });
+  // No id holds a control character, and PostgreSQL refuses a NUL in a text parameter outright (a 500 had it reached the query).
+  if (q.after !== undefined && (typeof q.after !== 'string' || CONTROL.test(q.after))) throw new GatewayError('invalid_parameter', 'after must be one id.', { param: 'after' });
   return { limit, order, ...(q.after === undefined || q.after === '' ? {} : { after: q.after }) };
 }
 
