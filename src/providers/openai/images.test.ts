@@ -54,3 +54,16 @@ describe('imagesResult: images the upstream gives by URL', () => {
     expect(signal.listenerCount('abort')).toBe(0);
   });
 });
+
+describe('imagesResult: images the upstream gives inline (b64_json)', () => {
+  it('keeps them under the type their bytes show, whatever output_format the answer names', async () => {
+    const body = JSON.stringify({ created: 1, output_format: 'svg+xml; charset=utf-8', data: [{ b64_json: TINY_PNG.toString('base64') }] });
+    const [image] = await imagesResult('oai', undefined, body, new Cancellation());
+    expect(image?.contentType).toBe('image/png');
+  });
+
+  it('refuses bytes that are no picture as a malformed upstream answer', async () => {
+    const body = JSON.stringify({ created: 1, data: [{ b64_json: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg"/>').toString('base64') }] });
+    await expect(imagesResult('oai', undefined, body, new Cancellation())).rejects.toMatchObject({ code: 'upstream_malformed_response' });
+  });
+});

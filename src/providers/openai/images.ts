@@ -31,16 +31,17 @@ export async function imagesResult(providerId: string, apiKey: string | undefine
   } catch (err) {
     throw malformed(providerId, 'images that are not valid JSON', err);
   }
-  const body = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as { data?: unknown; output_format?: unknown };
+  const body = (typeof parsed === 'object' && parsed !== null ? parsed : {}) as { data?: unknown };
   if (!Array.isArray(body.data) || body.data.length === 0) {
     if ('error' in body) throw reportedError(providerId, apiKey, errorDetail(body));
     throw malformed(providerId, 'an image answer without a data array');
   }
-  const contentType = typeof body.output_format === 'string' ? `image/${body.output_format}` : 'image/png';
   const images: GeneratedImage[] = [];
   for (const item of body.data as UpstreamImage[]) {
     const revised = typeof item.revised_prompt === 'string' ? { revisedPrompt: item.revised_prompt } : {};
-    if (typeof item.b64_json === 'string') images.push({ data: Buffer.from(item.b64_json, 'base64'), contentType, ...revised });
+    // Kept under the type its bytes show, as a downloaded one is: the answer's `output_format` is
+    // the upstream's text (a caller's value echoed, by a lax server), not a checked type.
+    if (typeof item.b64_json === 'string') images.push({ ...picture(providerId, Buffer.from(item.b64_json, 'base64')), ...revised });
     else if (typeof item.url === 'string') images.push({ ...(await download(providerId, item.url, signal)), ...revised });
     else throw malformed(providerId, 'an image with neither b64_json nor url');
   }
