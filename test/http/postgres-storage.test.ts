@@ -80,6 +80,8 @@ describe.runIf(available)('gateway on PostgreSQL', () => {
         ['key delete', admin('DELETE', '/keys/a%00b'), 404, null],
         ['usage filter', admin('GET', '/usage?model=a%00b'), 400, 'model'],
         ['ledger cursor', admin('GET', '/accounts/acct/ledger?after=le_%00'), 400, 'after'],
+        ['files cursor', v1('/files?after=file-%00'), 400, 'after'],
+        ['videos cursor', v1('/videos?after=%00'), 400, 'after'],
         ['file name', upload('a\u0000b.wav'), 400, 'file'],
         ['long file name', upload(`${'a'.repeat(600)}.wav`), 400, 'file'],
         ['long content type', upload('a.wav', `application/x-${'a'.repeat(200)}`), 400, 'file'],
