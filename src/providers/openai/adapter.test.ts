@@ -309,7 +309,9 @@ describe('OpenAI adapter: streaming', () => {
     try {
       const stream = await raw.chatStream(chatCall({ stream: true }));
       const pieces = await collect(stream);
-      expect(pieces).toEqual([{ data: role }, { data: content }, { data: usageChunk, usageOnly: true }]);
+      // The usage-only chunk goes out with OpenAI's empty choices, which clients iterate, instead of vLLM's null.
+      const usageOnly = '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":5,"completion_tokens":2}}';
+      expect(pieces).toEqual([{ data: role }, { data: content }, { data: usageOnly, usageOnly: true }]);
       expect(stream.usage).toEqual({ prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
     } finally {
       await raw.close();

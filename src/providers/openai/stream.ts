@@ -166,9 +166,11 @@ export class OpenAIChatStream implements ChatStream {
     const chunk = (parsed ?? this.parse(data)) as { usage?: unknown; choices?: unknown };
     const usage = usageOf(chunk.usage);
     if (usage !== null) this.seenUsage = usage;
-    // vLLM sends the usage-only chunk with `choices` null or absent rather than [].
     const choices = chunk.choices;
-    return Array.isArray(choices) && choices.length > 0 ? { data } : { data, usageOnly: true };
+    if (Array.isArray(choices)) return choices.length > 0 ? { data } : { data, usageOnly: true };
+    // vLLM sends the usage-only chunk with `choices` null or absent; clients iterate `choices` (the
+    // official SDK's stream helper, the Vercel AI SDK's schema), so it goes out with OpenAI's [].
+    return { data: JSON.stringify({ ...chunk, choices: [] }), usageOnly: true };
   }
 
   private unusual(data: string, name: string | undefined, maybeError: boolean): StreamPiece | typeof DONE | typeof SKIP {
