@@ -149,7 +149,7 @@ export class ChatService {
         const usage = result.usage ?? estimatedUsage(request, result.completion, bound.output);
         admission.settle({ tokens: usage.prompt_tokens + usage.completion_tokens, failed: false });
         const raw = result.rawJson ?? JSON.stringify(result.completion);
-        const body = ctx.present === undefined ? raw : ctx.present.json(raw);
+        const body = ctx.present === undefined ? raw : ctx.present.json(raw, usage);
         const record = ctx.idempotency?.recordFor(200, JSON_CONTENT, body) ?? null;
         // The charge is committed before the answer goes out: a client that has it was charged.
         await this.options.billing.settle(billed, hold, outcomeOf(servedBy, { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, charged: true, status: 200, record }));

@@ -16,6 +16,9 @@ function events(text: string): Array<[string, Record<string, unknown>]> {
     });
 }
 
+/** What the pipeline counted, shown only when the upstream reported no usage. */
+const COUNTED = { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 };
+
 describe('ResponsesPresenter.json', () => {
   it('shows text and tool calls as output items, and a completion cut by its cap as incomplete', () => {
     const completion = {
@@ -23,7 +26,7 @@ describe('ResponsesPresenter.json', () => {
       choices: [{ index: 0, finish_reason: 'length', logprobs: null, message: { role: 'assistant', content: 'Partly', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] } }],
       usage: { prompt_tokens: 5, completion_tokens: 10, total_tokens: 15, prompt_tokens_details: { cached_tokens: 2 } },
     };
-    const response = JSON.parse(presenter().json(JSON.stringify(completion))) as Record<string, unknown>;
+    const response = JSON.parse(presenter().json(JSON.stringify(completion), COUNTED)) as Record<string, unknown>;
     expect(response).toMatchObject({
       id: 'resp_0123456789abcdef0123456789abcdef', object: 'response', created_at: 1700000000, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, max_output_tokens: 10,
       output: [
@@ -36,9 +39,11 @@ describe('ResponsesPresenter.json', () => {
 
   it('shows only the calls when the completion has no text', () => {
     const completion = { created: 1, model: 'up', choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{}' } }] } }] };
-    const response = JSON.parse(presenter().json(JSON.stringify(completion))) as { output: Array<{ type: string }>; status: string };
+    const response = JSON.parse(presenter().json(JSON.stringify(completion), COUNTED)) as { output: Array<{ type: string }>; status: string; usage: unknown };
     expect(response.output.map((o) => o.type)).toEqual(['function_call']);
     expect(response.status).toBe('completed');
+    // The upstream reported no usage: the response shows what was counted, never null (the Vercel AI SDK requires it).
+    expect(response.usage).toEqual({ input_tokens: 7, input_tokens_details: { cached_tokens: 0 }, output_tokens: 3, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 10 });
   });
 });
 

@@ -11,8 +11,8 @@ import { inResponsesTerms } from '../validation/responses-request.js';
 
 /** How an answer is shown when the caller's API is not chat completions; applied to what is sent and to what is recorded. */
 export interface AnswerPresenter {
-  /** The completion's JSON, as the caller's API shows it. */
-  json(completion: string): string;
+  /** The completion's JSON, as the caller's API shows it; `usage` is what was counted when the completion has none. */
+  json(completion: string, usage: Usage): string;
   /** A whole stream as sent, from the chat frames it was made of. */
   transcript(frames: string): string;
   /** An error answered after the request was translated, naming the fields the caller sent. */
@@ -99,7 +99,7 @@ export class ResponsesPresenter implements AnswerPresenter {
     };
   }
 
-  json(completion: string): string {
+  json(completion: string, counted: Usage): string {
     const parsed = JSON.parse(completion) as ChatCompletion;
     const choice = Array.isArray(parsed.choices) ? parsed.choices[0] : undefined;
     const output: ResponseOutputItem[] = [];
@@ -113,7 +113,9 @@ export class ResponsesPresenter implements AnswerPresenter {
     }
     calls.forEach((call: ToolCall, i) => output.push({ type: 'function_call', id: this.callId(i), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' }));
     const finish = choice?.finish_reason ?? null;
-    this.shownResponse = this.response({ created: parsed.created, model: parsed.model, status: incompleteOf(finish) === null ? 'completed' : 'incomplete', finish, output, usage: parsed.usage });
+    // A response always has its usage (clients such as the Vercel AI SDK require it): the
+    // upstream's, or what was counted for an upstream that gave none.
+    this.shownResponse = this.response({ created: parsed.created, model: parsed.model, status: incompleteOf(finish) === null ? 'completed' : 'incomplete', finish, output, usage: parsed.usage ?? counted });
     return JSON.stringify(this.shownResponse);
   }
 
