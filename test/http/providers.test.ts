@@ -32,6 +32,10 @@ beforeAll(async () => {
         { id: 'gpt-badkey', capabilities: ['chat', 'streaming'], context_window: 8192, routes: [{ provider: 'oai-badkey', model: 'gpt-4o-mini' }] },
         { id: 'claude-test', capabilities: ['chat', 'streaming', 'tools'], context_window: 8192, max_output_tokens: 1000, routes: [{ provider: 'claude', model: 'claude-sonnet-4-5' }] },
         { id: 'mock-test', capabilities: ['chat', 'streaming'], context_window: 8192, routes: [{ provider: 'mock', model: 'mock' }] },
+        {
+          id: 'claude-then-mock', capabilities: ['chat', 'streaming'], context_window: 8192, max_output_tokens: 1000,
+          routes: [{ provider: 'claude', model: 'claude-sonnet-4-5', priority: 1 }, { provider: 'mock', model: 'mock', priority: 2 }],
+        },
       ],
       upstream: { timeout_ms: 2000 },
     },
@@ -208,6 +212,15 @@ describe('translation and faults through real wire formats', () => {
       for await (const _ of stream) void _;
     })().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.APIError);
+  });
+
+  it('moves a stream to the next route when Anthropic reports an overload right after message_start, before any text', async () => {
+    // message_start, an empty text block and a ping, then overloaded_error: nothing reached the caller yet.
+    anthropicUpstream.behave({ kind: 'stream_error', afterEvents: 3 });
+    const stream = await client.chat.completions.create({ model: 'claude-then-mock', messages: [{ role: 'user', content: 'Say hello' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    expect(text).toBe(expected['mock-test']);
   });
 
   it('answers 504 when the upstream hangs, and keeps serving others meanwhile', async () => {

@@ -155,8 +155,24 @@ describe('StreamTranslator', () => {
   it('treats an end without message_stop as truncation, keeping the usage seen', async () => {
     const { error, translator, pieces } = await run([START, ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } })]);
     expect((error as GatewayError).code).toBe('upstream_stream_truncated');
-    expect(pieces).toHaveLength(1);
+    // Nothing but the role chunk came before the end: it is held, so the stream fails as a whole.
+    expect(pieces).toHaveLength(0);
     expect(translator.usage?.prompt_tokens).toBe(15);
+  });
+
+  it('holds the role chunk until what follows it, so an overload right after message_start fails before anything is sent', async () => {
+    const overloaded = { event: 'error', data: JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }) };
+    const failed = await run([START, { event: 'ping', data: '{"type":"ping"}' }, overloaded]);
+    expect([(failed.error as GatewayError).code, failed.pieces]).toEqual(['upstream_unavailable', []]);
+    // A stream that goes on sends the role chunk in the same batch as the first text.
+    const text = ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hi' } });
+    async function* reads(): AsyncGenerator<StreamEvent[]> {
+      await Promise.resolve();
+      yield [START];
+      yield [ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }), text];
+    }
+    const first = (await translateStream(reads(), new StreamTranslator(CTX)).next()).value as StreamPiece[];
+    expect(chunks(first).map((chunk) => chunk.choices[0]?.delta)).toEqual([{ role: 'assistant', content: '' }, { content: 'Hi' }]);
   });
 
   it('rejects malformed event data and events before message_start', async () => {

@@ -91,7 +91,9 @@ export class StreamTranslator {
       this.inputUsage = { ...message.usage };
       this.outputTokens = numberOr(message.usage.output_tokens, 0);
     }
-    return [this.piece({ role: 'assistant', content: '' })];
+    const opening = this.piece({ role: 'assistant', content: '' });
+    OPENINGS.add(opening);
+    return [opening];
   }
 
   private blockStart(data: Record<string, unknown>): StreamPiece[] {
@@ -172,11 +174,24 @@ function numberOr(value: unknown, fallback: number): number {
   return typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 }
 
-/** Runs the translator over the upstream's events; ending without message_stop is a truncation. */
+/** The role chunks message_start made, told apart from every other piece by identity. */
+const OPENINGS = new WeakSet<StreamPiece>();
+
+/**
+ * Runs the translator over the upstream's events; ending without message_stop is a truncation.
+ *
+ * The role chunk that message_start makes is held until something follows it in the stream: the
+ * pipeline commits to a route once the first batch arrives, and Anthropic reports an overload
+ * (`overloaded_error`) after message_start as often as before it. Held, such a stream fails before
+ * anything reached the caller, so another route can still serve the request.
+ */
 export async function* translateStream(batches: AsyncIterable<readonly StreamEvent[]>, translator: StreamTranslator): AsyncGenerator<StreamPiece[]> {
+  let held: StreamPiece[] | null = null;
+  let started = false;
   try {
     for await (const events of batches) {
-      const pieces: StreamPiece[] = [];
+      const pieces: StreamPiece[] = held ?? [];
+      held = null;
       let failure: Error | undefined;
       for (const event of events) {
         // After message_stop the body is read to its end rather than dropped, so that the
@@ -190,8 +205,19 @@ export async function* translateStream(batches: AsyncIterable<readonly StreamEve
           break;
         }
       }
-      if (pieces.length > 0) yield pieces;
-      if (failure !== undefined) throw failure;
+      if (failure !== undefined) {
+        // What came before the error is delivered, unless it is only the held role chunk: then
+        // nothing has started, and the error alone decides (a failover, while it is the first).
+        if (started && pieces.length > 0) yield pieces;
+        throw failure;
+      }
+      if (pieces.length === 0) continue;
+      if (!started && !translator.finished && pieces.every((piece) => OPENINGS.has(piece))) {
+        held = pieces;
+        continue;
+      }
+      started = true;
+      yield pieces;
     }
   } catch (err) {
     // The caller already has the whole answer; a fault in the trailing bytes changes nothing.
@@ -201,6 +227,7 @@ export async function* translateStream(batches: AsyncIterable<readonly StreamEve
   if (!translator.finished) {
     throw new GatewayError('upstream_stream_truncated', 'The upstream provider ended the stream before message_stop.');
   }
+  if (held !== null) yield held;
 }
 
 /**
