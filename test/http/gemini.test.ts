@@ -62,6 +62,25 @@ describe('Gemini through the gateway', () => {
     expect(result.data[0]!.embedding).toHaveLength(FAKE_EMBEDDING_DIMENSIONS);
   });
 
+  it('refuses with 422, before Gemini sees it, what Gemini would refuse after admission, naming the field', async () => {
+    upstream.behave({ kind: 'ok' });
+    const sentBefore = upstream.requests.length;
+    const refused = [
+      { body: { messages: [{ role: 'user', content: 'Hi' }], tools: [{ type: 'function', function: { name: '1password_lookup' } }] }, param: 'tools[0].function.name' },
+      { body: { messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello' }] }, param: 'messages[1]' },
+    ];
+    for (const { body, param } of refused) {
+      const res = await fetch(`${gw.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gemini-flash', ...body }),
+      });
+      const error = ((await res.json()) as { error: { code: string; param: string } }).error;
+      expect([res.status, error.code, error.param]).toEqual([422, 'incompatible_parameters', param]);
+    }
+    expect(upstream.requests.length).toBe(sentBefore);
+  });
+
   it('maps an overloaded Gemini to 503 with its Retry-After, never showing the provider key', async () => {
     upstream.behave({ kind: 'error', status: 503, grpcStatus: 'UNAVAILABLE', message: 'The model is overloaded.', retryAfter: '3', echoKey: true });
     const res = await fetch(`${gw.baseURL}/chat/completions`, {

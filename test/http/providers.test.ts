@@ -141,6 +141,28 @@ describe('translation and faults through real wire formats', () => {
     expect(sent.body.tools[0]).toMatchObject({ name: 'get_weather', input_schema: { type: 'object' } });
   });
 
+  it('sends Anthropic what it takes from histories OpenAI takes: an untyped tool schema, a reused tool call id', async () => {
+    const call = (name: string) => ({ role: 'assistant' as const, content: null, tool_calls: [{ id: 'call_0', type: 'function' as const, function: { name, arguments: '{}' } }] });
+    await client.chat.completions.create({
+      model: 'claude-test',
+      messages: [
+        { role: 'user', content: 'go' },
+        call('now'),
+        { role: 'tool', tool_call_id: 'call_0', content: '12:00' },
+        call('now'),
+        { role: 'tool', tool_call_id: 'call_0', content: '12:01' },
+      ],
+      tools: [{ type: 'function', function: { name: 'now', parameters: {} } }],
+    });
+    const sent = anthropicUpstream.requests.at(-1)!;
+    expect(sent.body.tools[0].input_schema).toEqual({ type: 'object' });
+    const blocks = (sent.body.messages as Array<{ content: Array<{ type: string; id?: string; tool_use_id?: string }> }>).flatMap((turn) => turn.content);
+    const uses = blocks.filter((block) => block.type === 'tool_use').map((block) => block.id);
+    const results = blocks.filter((block) => block.type === 'tool_result').map((block) => block.tool_use_id);
+    expect(new Set(uses).size).toBe(2);
+    expect(results).toEqual(uses);
+  });
+
   it('answers 502 upstream_auth_failed when the provider refuses our key', async () => {
     const err = await client.chat.completions.create({ model: 'gpt-badkey', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.InternalServerError);

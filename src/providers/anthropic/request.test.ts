@@ -249,6 +249,28 @@ describe('toMessagesRequest: conversation shape', () => {
     }
   });
 
+  it('sends a tool call id used again in a later turn under a stand-in, and its results with it', () => {
+    const call = (id: string, name: string) => ({ role: 'assistant' as const, content: null, tool_calls: [{ id, type: 'function' as const, function: { name, arguments: '{}' } }] });
+    const messages: ChatCompletionRequest['messages'] = [
+      { role: 'user', content: 'go' },
+      call('call_0', 'f'),
+      { role: 'tool', tool_call_id: 'call_0', content: 'first' },
+      call('call_0', 'g'),
+      { role: 'tool', tool_call_id: 'call_0', content: 'second' },
+      { role: 'user', content: 'and?' },
+    ];
+    const idsOf = (body: ReturnType<typeof translate>) =>
+      body.messages.flatMap((turn) => turn.content.flatMap((block) => (block.type === 'tool_use' ? [block.id] : block.type === 'tool_result' ? [block.tool_use_id] : [])));
+    const ids = idsOf(translate({ messages }));
+    expect(ids[0]).toBe('call_0');
+    expect(ids[1]).toBe('call_0');
+    expect(ids[2]).not.toBe('call_0');
+    expect(ids[2]).toMatch(/^[A-Za-z0-9_-]+$/);
+    expect(ids[3]).toBe(ids[2]);
+    // The same history always goes up under the same ids (a resend, the next turn).
+    expect(idsOf(translate({ messages }))).toEqual(ids);
+  });
+
   it('requires tool_call_id on tool messages', () => {
     const err = thrown(() => translate({ messages: [{ role: 'tool', content: 'x' }] }));
     expect(err.param).toBe('messages[0].tool_call_id');
@@ -281,6 +303,30 @@ describe('toMessagesRequest: images', () => {
     expect(tiff.param).toBe('messages[0].content[0].image_url.url');
     expect(thrown(() => translate(image('ftp://example.com/a.png'))).code).toBe('invalid_parameter');
   });
+
+  it('declares a picture under the type its bytes show, which Anthropic checks, and reads image/jpg as JPEG', () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]).toString('base64');
+    const body = translate({
+      messages: [{
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${png}` } },
+          { type: 'image_url', image_url: { url: 'data:image/jpg;base64,AAAA' } },
+        ],
+      }],
+    });
+    expect(body.messages[0]?.content).toEqual([
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+      { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: 'AAAA' } },
+    ]);
+  });
+
+  it('reads a percent-encoded data: URL as bytes, not as UTF-8 text', () => {
+    const body = translate({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png,%89PNG%0d%0a%1A%0A' } }] }] });
+    expect(body.messages[0]?.content).toEqual([
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).toString('base64') } },
+    ]);
+  });
 });
 
 describe('toMessagesRequest: tools', () => {
@@ -294,6 +340,20 @@ describe('toMessagesRequest: tools', () => {
       { name: 'get_weather', description: 'Weather by city', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
       { name: 'now', input_schema: { type: 'object', properties: {} } },
     ]);
+  });
+
+  it('gives a schema without a type the object type Anthropic requires, and leaves a typed one alone', () => {
+    const body = translate({
+      tools: [
+        { type: 'function', function: { name: 'empty', parameters: {} } },
+        { type: 'function', function: { name: 'untyped', parameters: { properties: { q: { type: 'string' } }, required: ['q'] } } },
+      ],
+    });
+    expect(body.tools?.map((tool) => tool.input_schema)).toEqual([
+      { type: 'object' },
+      { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+    ]);
+    expect(translate({ tools }).tools?.[0]?.input_schema).toBe(tools[0]?.function.parameters);
   });
 
   it('maps tool_choice and parallel_tool_calls', () => {

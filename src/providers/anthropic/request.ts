@@ -4,8 +4,9 @@
  * turns), so the translation reshapes the conversation rather than mapping message by message.
  */
 import { GatewayError } from '../../errors/index.js';
+import { inlineImageType, parseDataUrl } from '../data-url.js';
 import { parseToolArguments } from '../tool-arguments.js';
-import { fittedToolCallId, fitsAnthropic } from '../tool-call-id-fit.js';
+import { fittedToolCallId, fitsAnthropic, standInToolCallId } from '../tool-call-id-fit.js';
 import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../protocol/chat.js';
 import type { ChatCall } from '../types.js';
 import type {
@@ -100,6 +101,7 @@ function stopSequences(stop: ChatCompletionRequest['stop']): string[] {
 function translateMessages(input: ChatMessage[]): { system: string | undefined; messages: MessageParam[] } {
   const systemParts: string[] = [];
   const turns: MessageParam[] = [];
+  const toolUseIds = new ToolUseIds();
 
   input.forEach((msg, i) => {
     switch (msg.role) {
@@ -114,10 +116,10 @@ function translateMessages(input: ChatMessage[]): { system: string | undefined; 
         push(turns, 'user', userBlocks(msg, i));
         return;
       case 'assistant':
-        push(turns, 'assistant', assistantBlocks(msg, i));
+        push(turns, 'assistant', assistantBlocks(msg, i, toolUseIds));
         return;
       case 'tool':
-        push(turns, 'user', [toolResultBlock(msg, i)]);
+        push(turns, 'user', [toolResultBlock(msg, i, toolUseIds)]);
         return;
       default:
         throw new GatewayError('invalid_parameter', `Unknown message role "${String(msg.role)}".`, { param: `messages[${i}].role` });
@@ -191,7 +193,7 @@ function userPart(part: ContentPart, param: string): ContentBlockParam[] {
   }
 }
 
-function assistantBlocks(msg: ChatMessage, i: number): ContentBlockParam[] {
+function assistantBlocks(msg: ChatMessage, i: number, toolUseIds: ToolUseIds): ContentBlockParam[] {
   const blocks: ContentBlockParam[] = [];
   if (typeof msg.content === 'string') {
     blocks.push(...textBlocks(msg.content));
@@ -208,7 +210,7 @@ function assistantBlocks(msg: ChatMessage, i: number): ContentBlockParam[] {
   (msg.tool_calls ?? []).forEach((call, j) => {
     const block: ToolUseBlockParam = {
       type: 'tool_use',
-      id: fittedToolCallId(call.id, fitsAnthropic),
+      id: toolUseIds.call(call.id),
       name: call.function.name,
       input: parseToolArguments(call.function.arguments, `messages[${i}].tool_calls[${j}].function.arguments`),
     };
@@ -217,11 +219,11 @@ function assistantBlocks(msg: ChatMessage, i: number): ContentBlockParam[] {
   return blocks;
 }
 
-function toolResultBlock(msg: ChatMessage, i: number): ToolResultBlockParam {
+function toolResultBlock(msg: ChatMessage, i: number, toolUseIds: ToolUseIds): ToolResultBlockParam {
   if (typeof msg.tool_call_id !== 'string' || msg.tool_call_id === '') {
     throw new GatewayError('missing_required_parameter', 'Tool messages need a tool_call_id.', { param: `messages[${i}].tool_call_id` });
   }
-  const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: fittedToolCallId(msg.tool_call_id, fitsAnthropic) };
+  const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: toolUseIds.result(msg.tool_call_id) };
   if (typeof msg.content === 'string') {
     if (!isBlank(msg.content)) block.content = msg.content;
   } else if (Array.isArray(msg.content)) {
@@ -232,6 +234,31 @@ function toolResultBlock(msg: ChatMessage, i: number): ToolResultBlockParam {
     if (parts.length > 0) block.content = parts;
   }
   return block;
+}
+
+/**
+ * The ids tool calls and their results go upstream under. Anthropic refuses a conversation in
+ * which two tool_use blocks share an id; OpenAI takes one, and servers that number their calls per
+ * turn (`call_0` in every turn) write such histories, which would then fail on every later turn
+ * once moved or failed over to Anthropic. A repeated id goes as a stand-in made from it and its
+ * place, and the results that follow answer the latest call of that id, as OpenAI reads them.
+ */
+class ToolUseIds {
+  private readonly sent = new Set<string>();
+  /** The caller's id → the upstream id of its latest call. */
+  private readonly latest = new Map<string, string>();
+
+  call(id: string): string {
+    let upstream = fittedToolCallId(id, fitsAnthropic);
+    for (let n = 1; this.sent.has(upstream); n++) upstream = standInToolCallId(`${id}\u0000${n}`);
+    this.sent.add(upstream);
+    this.latest.set(id, upstream);
+    return upstream;
+  }
+
+  result(id: string): string {
+    return this.latest.get(id) ?? fittedToolCallId(id, fitsAnthropic);
+  }
 }
 
 /**
@@ -249,14 +276,11 @@ function isBlank(text: string): boolean {
 function imageBlock(url: string, param: string): ImageBlockParam {
   if (url.startsWith('data:')) {
     const { mediaType, base64 } = parseDataUrl(url, param);
-    if (!IMAGE_MEDIA_TYPES.has(mediaType)) {
-      throw new GatewayError(
-        'incompatible_parameters',
-        `This provider accepts images of type ${[...IMAGE_MEDIA_TYPES].join(', ')}; got ${mediaType}.`,
-        { param },
-      );
+    const type = inlineImageType(mediaType, base64);
+    if (!IMAGE_MEDIA_TYPES.has(type)) {
+      throw new GatewayError('incompatible_parameters', `This provider accepts images of type ${[...IMAGE_MEDIA_TYPES].join(', ')}; got ${type}.`, { param });
     }
-    return { type: 'image', source: { type: 'base64', media_type: mediaType, data: base64 } };
+    return { type: 'image', source: { type: 'base64', media_type: type, data: base64 } };
   }
   if (/^https?:\/\//i.test(url)) return { type: 'image', source: { type: 'url', url } };
   throw new GatewayError('invalid_parameter', 'An image URL must be an http(s) URL or a data: URL.', { param });
@@ -277,30 +301,23 @@ function documentBlock(fileData: string | undefined, param: string): ContentBloc
   return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: base64 } };
 }
 
-function parseDataUrl(url: string, param: string): { mediaType: string; base64: string } {
-  const comma = url.indexOf(',');
-  if (comma < 0) throw new GatewayError('invalid_parameter', 'Malformed data: URL.', { param });
-  const meta = url.slice('data:'.length, comma).split(';');
-  const mediaType = (meta[0] ?? '').trim().toLowerCase();
-  if (mediaType === '') throw new GatewayError('invalid_parameter', 'A data: URL must name its media type.', { param });
-  const payload = url.slice(comma + 1);
-  if (meta.slice(1).some((p) => p.trim().toLowerCase() === 'base64')) return { mediaType, base64: payload };
-  // Percent-encoded data URLs are legal too; Anthropic only takes base64.
-  try {
-    return { mediaType, base64: Buffer.from(decodeURIComponent(payload), 'utf8').toString('base64') };
-  } catch {
-    throw new GatewayError('invalid_parameter', 'Malformed data: URL.', { param });
-  }
-}
-
 function toTool(tool: { function: { name: string; description?: string; parameters?: Record<string, unknown> } }): ToolParam {
   const out: ToolParam = {
     name: tool.function.name,
-    // OpenAI allows a tool without parameters; Anthropic needs an object schema regardless.
-    input_schema: tool.function.parameters ?? { type: 'object', properties: {} },
+    input_schema: objectSchema(tool.function.parameters),
   };
   if (tool.function.description !== undefined) out.description = tool.function.description;
   return out;
+}
+
+/**
+ * OpenAI takes a tool without parameters, or with a schema that leaves out `type` (`{}`, as
+ * no-argument MCP tools often send); Anthropic refuses any `input_schema` without `type: "object"`.
+ * A schema that names another type is sent as it is, for Anthropic to refuse in its own words.
+ */
+function objectSchema(parameters: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (parameters === undefined) return { type: 'object', properties: {} };
+  return parameters.type === undefined ? { type: 'object', ...parameters } : parameters;
 }
 
 function toToolChoice(choice: ToolChoice | undefined, disableParallel: boolean): ToolChoiceParam | undefined {

@@ -51,6 +51,13 @@ describe('toGenerateContentRequest: basics', () => {
     expect(translate({ temperature: 0 }).generationConfig?.temperature).toBe(0);
   });
 
+  it('keeps the low 32 bits of a seed, since Gemini refuses a larger one', () => {
+    expect(translate({ seed: 2 ** 40 + 5 }).generationConfig?.seed).toBe(5);
+    expect(translate({ seed: 2 ** 32 - 1 }).generationConfig?.seed).toBe(-1);
+    expect(translate({ seed: -7 }).generationConfig?.seed).toBe(-7);
+    expect(translate({ seed: 2 ** 31 - 1 }).generationConfig?.seed).toBe(2 ** 31 - 1);
+  });
+
   it('leaves out n = 1, zero penalties and what Gemini has no use for', () => {
     const config = translate({ n: 1, presence_penalty: 0, frequency_penalty: 0, logit_bias: { '1': 5 }, user: 'u', stream_options: { include_usage: true }, some_future_field: 1 }).generationConfig;
     expect(config).toEqual({ maxOutputTokens: 1024 });
@@ -125,11 +132,13 @@ describe('toGenerateContentRequest: conversation shape', () => {
         { role: 'assistant', content: 'three' },
         { role: 'assistant', content: null, refusal: 'I cannot.' },
         { role: 'assistant', content: '' },
+        { role: 'user', content: 'four' },
       ],
     });
     expect(body.contents).toEqual([
       { role: 'user', parts: [{ text: 'one' }, { text: 'two' }] },
       { role: 'model', parts: [{ text: 'three' }, { text: 'I cannot.' }] },
+      { role: 'user', parts: [{ text: 'four' }] },
     ]);
   });
 
@@ -218,15 +227,44 @@ describe('toGenerateContentRequest: conversation shape', () => {
     ]);
   });
 
+  it('refuses with 422 a conversation that ends with the assistant, which Gemini would not answer, naming the message', () => {
+    for (const messages of [
+      [{ role: 'system' as const, content: 's' }, { role: 'assistant' as const, content: 'Hi!' }],
+      [{ role: 'user' as const, content: 'a' }, { role: 'assistant' as const, content: 'b' }, { role: 'user' as const, content: '' }],
+    ]) {
+      const err = thrown(() => translate({ messages }));
+      expect(err.code).toBe('incompatible_parameters');
+      expect(err.param).toBe(`messages[${messages.length - 1}]`);
+    }
+  });
+
+  it('refuses with 422 a conversation whose first turn is a tool call, naming the message', () => {
+    const err = thrown(() =>
+      translate({
+        messages: [
+          { role: 'system', content: 's' },
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'c', content: 'done' },
+          { role: 'user', content: 'and?' },
+        ],
+      }),
+    );
+    expect(err.code).toBe('incompatible_parameters');
+    expect(err.param).toBe('messages[1]');
+    // An assistant that opens with text is a turn Gemini takes.
+    expect(translate({ messages: [{ role: 'assistant', content: 'Hello.' }, { role: 'user', content: 'Hi' }] }).contents[0]?.role).toBe('model');
+  });
+
   it('puts function responses before text in a merged user turn', () => {
     const body = translate({
       messages: [
+        { role: 'user', content: 'go' },
         { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
         { role: 'user', content: 'note' },
         { role: 'tool', tool_call_id: 'c', content: 'done' },
       ],
     });
-    expect(body.contents[1]?.parts.map((p) => Object.keys(p)[0])).toEqual(['functionResponse', 'text']);
+    expect(body.contents[2]?.parts.map((p) => Object.keys(p)[0])).toEqual(['functionResponse', 'text']);
   });
 
   it('requires a tool_call_id that answers an earlier call, or a name', () => {
@@ -259,6 +297,7 @@ describe('toGenerateContentRequest: thought signatures', () => {
     messages: [
       { role: 'user', content: 'x' },
       { role: 'assistant', content: null, tool_calls: ids.map((id) => ({ id, type: 'function' as const, function: { name: 'f', arguments: '{}' } })) },
+      ...ids.map((id) => ({ role: 'tool' as const, tool_call_id: id, content: 'done' })),
     ],
   });
 
@@ -300,7 +339,7 @@ describe('toGenerateContentRequest: media', () => {
         { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } },
         { type: 'file', file: { file_data: 'data:application/pdf;base64,JVBERi0=' } },
         { type: 'file', file: { file_data: 'JVBERi0=' } },
-        { type: 'image_url', image_url: { url: 'data:image/svg+xml,%3Csvg%2F%3E' } },
+        { type: 'image_url', image_url: { url: 'data:image/png,%89PNG%0D%0A%1A%0A' } },
       ),
     );
     expect(body.contents[0]?.parts).toEqual([
@@ -309,8 +348,35 @@ describe('toGenerateContentRequest: media', () => {
       { inlineData: { mimeType: 'audio/wav', data: 'UklGRg==' } },
       { inlineData: { mimeType: 'application/pdf', data: 'JVBERi0=' } },
       { inlineData: { mimeType: 'application/pdf', data: 'JVBERi0=' } },
-      { inlineData: { mimeType: 'image/svg+xml', data: Buffer.from('<svg/>').toString('base64') } },
+      { inlineData: { mimeType: 'image/png', data: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]).toString('base64') } },
     ]);
+  });
+
+  it('declares a picture under the type its bytes show, not the one its URL names', () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]).toString('base64');
+    const body = translate(
+      user(
+        { type: 'image_url', image_url: { url: `data:image/jpeg;base64,${png}` } },
+        { type: 'image_url', image_url: { url: 'data:image/jpg;base64,AAAA' } },
+        { type: 'image_url', image_url: { url: 'data:image/heic;base64,AAAA' } },
+      ),
+    );
+    expect(body.contents[0]?.parts.map((part) => part.inlineData?.mimeType)).toEqual(['image/png', 'image/jpeg', 'image/heic']);
+  });
+
+  it('refuses with 422 pictures Gemini does not read (GIF, SVG), naming the URL', () => {
+    const gif = Buffer.from('GIF89a\x01\x00\x01\x00', 'latin1').toString('base64');
+    for (const url of [`data:image/gif;base64,${gif}`, `data:image/png;base64,${gif}`, 'data:image/svg+xml,%3Csvg%2F%3E']) {
+      const err = thrown(() => translate(user({ type: 'image_url', image_url: { url } })));
+      expect(err.code).toBe('incompatible_parameters');
+      expect(err.param).toBe('messages[0].content[0].image_url.url');
+    }
+  });
+
+  it('refuses a percent-encoded data: URL whose escapes are not two hex digits', () => {
+    const err = thrown(() => translate(user({ type: 'image_url', image_url: { url: 'data:image/png,%8' } })));
+    expect(err.code).toBe('invalid_parameter');
+    expect(err.param).toBe('messages[0].content[0].image_url.url');
   });
 
   it('refuses http(s) image URLs with 422, naming the URL', () => {
@@ -355,6 +421,15 @@ describe('toGenerateContentRequest: tools', () => {
     expect(translate({ tools, tool_choice: { type: 'function', function: { name: 'now' } } }).toolConfig).toEqual({
       functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['now'] },
     });
+  });
+
+  it('refuses with 422 a function name Gemini refuses (one not starting with a letter or underscore), naming it', () => {
+    for (const name of ['1password_lookup', '-x']) {
+      const err = thrown(() => translate({ tools: [tools[0]!, { type: 'function', function: { name } }] }));
+      expect(err.code).toBe('incompatible_parameters');
+      expect(err.param).toBe('tools[1].function.name');
+    }
+    expect(translate({ tools: [{ type: 'function', function: { name: '_private' } }] }).tools?.[0]?.functionDeclarations[0]?.name).toBe('_private');
   });
 
   it('sends no tool config without tools', () => {

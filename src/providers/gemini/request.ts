@@ -5,6 +5,7 @@
  * mapped message by message. Sampling options go into `generationConfig`.
  */
 import { GatewayError } from '../../errors/index.js';
+import { inlineImageType, parseDataUrl } from '../data-url.js';
 import { parseToolArguments } from '../tool-arguments.js';
 import type { ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ResponseFormat, ToolChoice } from '../../protocol/chat.js';
 import type { ChatCall } from '../types.js';
@@ -27,7 +28,7 @@ export function toGenerateContentRequest(call: ChatCall): GenerateContentRequest
   const body: GenerateContentRequest = { contents };
   if (system !== undefined) body.systemInstruction = { parts: [{ text: system }] };
   if (req.tools !== undefined && req.tools.length > 0) {
-    body.tools = [{ functionDeclarations: req.tools.map(toFunctionDeclaration) }];
+    body.tools = [{ functionDeclarations: req.tools.map((tool, i) => toFunctionDeclaration(tool, i)) }];
     const toolConfig = toToolConfig(req.tool_choice);
     if (toolConfig !== undefined) body.toolConfig = toolConfig;
   }
@@ -93,7 +94,9 @@ function generationConfig(req: ChatCompletionRequest, defaultMaxTokens: number):
     if (stops.length > 0) config.stopSequences = stops;
   }
   if (req.n != null && req.n !== 1) config.candidateCount = req.n;
-  if (req.seed != null) config.seed = req.seed;
+  // Gemini's seed is a 32-bit integer and a larger one is a 400; OpenAI callers send 64-bit seeds.
+  // Keeping the low 32 bits still gives the same seed upstream for the same seed sent.
+  if (req.seed != null) config.seed = Number(BigInt.asIntN(32, BigInt(req.seed)));
   applyResponseFormat(config, req.response_format);
   return config;
 }
@@ -103,6 +106,9 @@ function applyResponseFormat(config: GenerationConfig, format: ResponseFormat | 
   config.responseMimeType = 'application/json';
   if (format.type === 'json_schema' && format.json_schema.schema !== undefined) config.responseJsonSchema = format.json_schema.schema;
 }
+
+/** What Gemini documents it reads; GIF among them is not, and is a 400 upstream. */
+const IMAGE_MEDIA_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/heic', 'image/heif']);
 
 function translateMessages(input: ChatMessage[], fillSignatures: boolean): { system: string | undefined; contents: Content[] } {
   const systemParts: string[] = [];
@@ -150,6 +156,7 @@ function translateMessages(input: ChatMessage[], fillSignatures: boolean): { sys
     // would refuse the request after admission as an upstream error.
     throw new GatewayError('incompatible_parameters', 'This provider needs at least one user or assistant message with content in it.', { param: 'messages' });
   }
+  checkTurnOrder(input, contents);
   for (const content of contents) {
     // The results of one step's calls belong together, ahead of anything the user added.
     if (content.role !== 'user') continue;
@@ -158,6 +165,27 @@ function translateMessages(input: ChatMessage[], fillSignatures: boolean): { sys
     content.parts = [...results, ...parts.slice(results.length)];
   }
   return { system: systemParts.length > 0 ? systemParts.join('\n\n') : undefined, contents };
+}
+
+/**
+ * Gemini answers only a conversation that ends with the user's turn (text or function results),
+ * and refuses one whose first turn is a function call; both are a 400 after admission otherwise.
+ * OpenAI continues an assistant message put last, Gemini does not, so it is refused, not dropped.
+ */
+function checkTurnOrder(input: ChatMessage[], contents: Content[]): void {
+  const lastIndex = input.findLastIndex((msg) => msg.role !== 'system' && msg.role !== 'developer');
+  if (contents[contents.length - 1]?.role === 'model') {
+    throw new GatewayError('incompatible_parameters', 'This provider answers only a conversation that ends with a user or tool message with content in it.', {
+      param: `messages[${lastIndex}]`,
+    });
+  }
+  const first = contents[0];
+  if (first?.role === 'model' && first.parts.some((part) => part.functionCall !== undefined)) {
+    const firstIndex = input.findIndex((msg) => msg.role === 'assistant');
+    throw new GatewayError('incompatible_parameters', 'This provider refuses a conversation whose first turn is a tool call; start it with a user message.', {
+      param: `messages[${firstIndex}]`,
+    });
+  }
 }
 
 /** Appends parts as a turn, merging into the previous turn of the same role, as Gemini expects alternation. */
@@ -217,7 +245,11 @@ function imagePart(url: string, param: string): Part {
     if (!mediaType.startsWith('image/')) {
       throw new GatewayError('incompatible_parameters', `An image_url part must hold an image; got ${mediaType}.`, { param });
     }
-    return { inlineData: { mimeType: mediaType, data: base64 } };
+    const type = inlineImageType(mediaType, base64);
+    if (!IMAGE_MEDIA_TYPES.has(type)) {
+      throw new GatewayError('incompatible_parameters', `This provider accepts images of type ${[...IMAGE_MEDIA_TYPES].join(', ')}; got ${type}.`, { param });
+    }
+    return { inlineData: { mimeType: type, data: base64 } };
   }
   // Gemini reads remote media only from its own file store; fetching for the caller is not the gateway's job.
   if (/^https?:\/\//i.test(url)) {
@@ -235,22 +267,6 @@ function filePart(fileData: string | undefined, param: string): Part {
   // Bare base64 is a PDF by OpenAI's convention; a data: URL names its own type.
   const { mediaType, base64 } = fileData.startsWith('data:') ? parseDataUrl(fileData, dataParam) : { mediaType: 'application/pdf', base64: fileData };
   return { inlineData: { mimeType: mediaType, data: base64 } };
-}
-
-function parseDataUrl(url: string, param: string): { mediaType: string; base64: string } {
-  const comma = url.indexOf(',');
-  if (comma < 0) throw new GatewayError('invalid_parameter', 'Malformed data: URL.', { param });
-  const meta = url.slice('data:'.length, comma).split(';');
-  const mediaType = (meta[0] ?? '').trim().toLowerCase();
-  if (mediaType === '') throw new GatewayError('invalid_parameter', 'A data: URL must name its media type.', { param });
-  const payload = url.slice(comma + 1);
-  if (meta.slice(1).some((p) => p.trim().toLowerCase() === 'base64')) return { mediaType, base64: payload };
-  // Percent-encoded data URLs are legal too; Gemini only takes base64.
-  try {
-    return { mediaType, base64: Buffer.from(decodeURIComponent(payload), 'utf8').toString('base64') };
-  } catch {
-    throw new GatewayError('invalid_parameter', 'Malformed data: URL.', { param });
-  }
 }
 
 function modelParts(msg: ChatMessage, i: number, toolNames: Map<string, string>, fillSignatures: boolean): Part[] {
@@ -297,7 +313,14 @@ function functionResponsePart(msg: ChatMessage, i: number, toolNames: Map<string
   return { functionResponse: { name, response: { output } } };
 }
 
-function toFunctionDeclaration(tool: FunctionTool): FunctionDeclaration {
+function toFunctionDeclaration(tool: FunctionTool, i: number): FunctionDeclaration {
+  // OpenAI's names may start with a digit or a dash; Gemini's must start with a letter or an
+  // underscore, and would be refused upstream after admission.
+  if (!/^[A-Za-z_]/.test(tool.function.name)) {
+    throw new GatewayError('incompatible_parameters', 'This provider needs function names that start with a letter or an underscore.', {
+      param: `tools[${i}].function.name`,
+    });
+  }
   const declaration: FunctionDeclaration = { name: tool.function.name };
   if (tool.function.description !== undefined) declaration.description = tool.function.description;
   if (tool.function.parameters !== undefined) declaration.parametersJsonSchema = tool.function.parameters;
