@@ -27,9 +27,11 @@ function fourCc(bytes: Uint8Array, offset: number): string {
  * the `data` chunk) and its total size. Walks the chunks rather than assuming the canonical
  * 44-byte layout, because encoders put LIST, fact or JUNK chunks before `data`. A `data` size of 0
  * or 0xFFFFFFFF (a WAV written while streaming) means "to the end of the file". Null when the bytes
- * are not a WAV, or the header ends before `data`.
+ * are not a WAV, or the header ends before `data`, or (with `uncompressedOnly`) the samples are
+ * compressed: their length is then the codec's, and the header's byte rate only what its writer
+ * put there, so a caller's file is not measured by it.
  */
-export function wavDurationSeconds(header: Uint8Array, totalBytes: number): number | null {
+export function wavDurationSeconds(header: Uint8Array, totalBytes: number, options: { uncompressedOnly?: boolean } = {}): number | null {
   if (header.length < RIFF_HEADER_BYTES || fourCc(header, 0) !== 'RIFF' || fourCc(header, 8) !== 'WAVE') return null;
   const view = new DataView(header.buffer, header.byteOffset, header.byteLength);
   let byteRate: number | null = null;
@@ -44,6 +46,7 @@ export function wavDurationSeconds(header: Uint8Array, totalBytes: number): numb
       const channels = view.getUint16(body + 2, true);
       const sampleRate = view.getUint32(body + 4, true);
       const bitsPerSample = view.getUint16(body + 14, true);
+      if (options.uncompressedOnly === true && !UNCOMPRESSED.has(format)) return null;
       // For uncompressed samples the rate follows from the sample format, as decoders compute it:
       // the byte-rate field repeats it, and a wrong one (left at 0, or forged) must not change the
       // length. For compressed formats it is the only rate there is.

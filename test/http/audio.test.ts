@@ -150,6 +150,16 @@ describe('POST /v1/audio/transcriptions', () => {
     expect(await settled('acct', before)).toBe(30_000);
   });
 
+  it('charges a WAV of compressed samples by its size, not by the byte rate its header claims', async () => {
+    const before = await balance('acct');
+    const forged = toneWav(4);
+    forged.writeUInt16LE(0x0055, 20); // MPEG Layer 3 samples: the header's byte rate is then the only rate given
+    forged.writeUInt32LE(0xffffffff, 28);
+    const sized = Buffer.concat([forged, Buffer.alloc(80_000 - forged.length)]);
+    await client.audio.transcriptions.create({ model: 'mock-whisper', file: await toFile(sized, 'forged.wav', { type: 'audio/wav' }), response_format: 'text' });
+    expect(await settled('acct', before)).toBe(50_000); // 80 KB at 128 kbit/s: 5 s at 0.01 credits
+  });
+
   it('answers in every response format', async () => {
     const file = async () => toFile(toneWav(2), 'two.wav', { type: 'audio/wav' });
     const text = await client.audio.transcriptions.create({ model: 'mock-whisper', file: await file(), response_format: 'text' });

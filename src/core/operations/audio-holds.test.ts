@@ -1,12 +1,13 @@
 /**
  * Audio is charged by its seconds once it is known; the credit hold taken before must cover what
- * the charge will be, or an account could be charged past what it holds (and overdrawn).
+ * the charge will be, or an account could be charged past what it holds (and overdrawn). What a
+ * caller's own header says is never taken below what the file's size allows.
  */
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { toneWav } from '../../providers/mock/wav.js';
 import type { InputFile } from '../../providers/types.js';
-import { heldFileSeconds, measuredFileSeconds } from './audio-seconds.js';
+import { chargedFileSeconds, heldFileSeconds, measuredFileSeconds } from './audio-seconds.js';
 import { speechOperation } from './speech.js';
 
 function fileOf(bytes: Buffer, contentType: string): InputFile {
@@ -30,6 +31,22 @@ describe('audio credit holds', () => {
   it('hold a WAV whose header claims a very high rate for no less than its size at the highest real one', () => {
     const wav = fileOf(Buffer.alloc(3_840_000), 'audio/wav');
     expect(heldFileSeconds(wav, 0.001)).toBe(10);
+  });
+
+  it('charge a WAV whose header claims a very high rate no less than its size at the highest real one', () => {
+    const wav = fileOf(Buffer.alloc(3_840_000), 'audio/wav');
+    expect(chargedFileSeconds(wav, 0.001)).toBe(10);
+    expect(chargedFileSeconds(wav, 12)).toBe(12);
+  });
+
+  it('measure no WAV of compressed samples by its header, and charge it by its size at 128 kbit/s', async () => {
+    const bytes = toneWav(4);
+    bytes.writeUInt16LE(0x0055, 20);
+    bytes.writeUInt32LE(0xffffffff, 28);
+    const wav = fileOf(Buffer.concat([bytes, Buffer.alloc(80_000 - bytes.length)]), 'audio/wav');
+    const measured = await measuredFileSeconds(wav);
+    expect(measured).toBeUndefined();
+    expect(chargedFileSeconds(wav, measured)).toBe(5);
   });
 
   it('hold a compressed file at a low bitrate: four times the usual estimate', async () => {

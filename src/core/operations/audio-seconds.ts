@@ -31,7 +31,7 @@ export function speechSeconds(request: SpeechRequest, contentType: string, bytes
   return spokenSeconds(request);
 }
 
-export function estimatedFileSeconds(file: InputFile): number {
+function estimatedFileSeconds(file: InputFile): number {
   return file.size / COMPRESSED_BYTES_PER_SECOND;
 }
 
@@ -47,7 +47,17 @@ export function heldFileSeconds(file: InputFile, measured: number | undefined): 
   return Math.max(measured, file.size / HIGHEST_WAV_BYTES_PER_SECOND);
 }
 
-/** The duration a file's own bytes say (a WAV header), or undefined. */
+/**
+ * The seconds a transcription is charged when the upstream does not say: a WAV's own, never less
+ * than its size at the highest real rate (the header is the caller's to write), else the file's
+ * length at 128 kbit/s.
+ */
+export function chargedFileSeconds(file: InputFile, measured: number | undefined): number {
+  if (measured === undefined) return estimatedFileSeconds(file);
+  return Math.max(measured, file.size / HIGHEST_WAV_BYTES_PER_SECOND);
+}
+
+/** The duration a file's own bytes say (the header of a WAV of uncompressed samples), or undefined. */
 export async function measuredFileSeconds(file: InputFile): Promise<number | undefined> {
   const stream = await file.open();
   const head: Buffer[] = [];
@@ -61,5 +71,5 @@ export async function measuredFileSeconds(file: InputFile): Promise<number | und
   } finally {
     (stream as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
   }
-  return wavDurationSeconds(Buffer.concat(head).subarray(0, HEAD_BYTES), file.size) ?? undefined;
+  return wavDurationSeconds(Buffer.concat(head).subarray(0, HEAD_BYTES), file.size, { uncompressedOnly: true }) ?? undefined;
 }

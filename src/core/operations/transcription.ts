@@ -10,7 +10,7 @@ import type { TranscriptionRequest } from '../../protocol/audio.js';
 import type { InputFile } from '../../providers/types.js';
 import { validateTranscriptionFields } from '../../validation/transcription-request.js';
 import type { UnaryOperation } from '../unary-service.js';
-import { estimatedFileSeconds, heldFileSeconds, measuredFileSeconds } from './audio-seconds.js';
+import { chargedFileSeconds, heldFileSeconds, measuredFileSeconds } from './audio-seconds.js';
 import { inputFileOf } from './form-input.js';
 import { typeName } from '../../validation/ajv-errors.js';
 
@@ -41,7 +41,7 @@ export function transcriptionOperation(files: Files): UnaryOperation<Transcripti
     async call(adapter, input, route) {
       if (adapter.transcription === undefined) throw new GatewayError('capability_not_implemented', `Provider "${adapter.id}" does not implement transcription.`);
       const result = await adapter.transcription({ request: input.request, file: input.file, upstreamModel: route.upstreamModel, signal: route.signal, requestId: route.requestId });
-      const seconds = result.seconds ?? input.measuredSeconds ?? estimatedFileSeconds(input.file);
+      const seconds = result.seconds ?? chargedFileSeconds(input.file, input.measuredSeconds);
       return { body: result.body, contentType: result.contentType, promptTokens: result.promptTokens ?? 0, completionTokens: result.completionTokens ?? 0, units: seconds };
     },
   };

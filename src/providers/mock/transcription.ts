@@ -88,7 +88,8 @@ function round(seconds: number): number {
 
 export async function mockTranscription(call: TranscriptionCall): Promise<TranscriptionResult> {
   const { bytes, header } = await readUpload(call.file, call.signal);
-  const seconds = wavDurationSeconds(header, bytes);
+  // A WAV of compressed samples plays for as long as its codec says, which the mock cannot decode.
+  const seconds = wavDurationSeconds(header, bytes, { uncompressedOnly: true });
   const text = `Mock transcription of ${call.file.filename} (${bytes} bytes).`;
   const span = seconds ?? NOMINAL_SECONDS;
   const cue = (separator: string): string => `${timestamp(0, separator)} --> ${timestamp(span, separator)}\n${text}\n`;
