@@ -11,6 +11,7 @@ import { GatewayError } from '../errors/index.js';
 import { BlobTooLargeError, type BlobInfo, type BlobStore } from '../storage/blobs/types.js';
 import type { ContentTypeFilter } from '../uploads/content-types.js';
 import { BodyIdleTimeout } from './body-idle-timeout.js';
+import { lookup as lookupType } from 'mime-types';
 
 export interface FormFile {
   readonly field: string;
@@ -97,6 +98,16 @@ export async function receiveForm(request: FastifyRequest, blobs: BlobStore, lim
   return { fields, files, discard };
 }
 
+/**
+ * A part's type as it is kept and checked. The official SDK (from a file stream or `toFile`
+ * without a type) and `curl -F file=@clip.wav` send `application/octet-stream`, which says nothing:
+ * then the file name's extension tells, as it does for the upstreams that read it.
+ */
+function partType(declared: string, filename: string | undefined): string {
+  if (declared !== '' && declared.toLowerCase() !== 'application/octet-stream') return declared;
+  return (filename !== undefined && filename !== '' && lookupType(filename)) || 'application/octet-stream';
+}
+
 const MAX_FILENAME_CHARS = 255;
 const MAX_CONTENT_TYPE_CHARS = 127;
 // eslint-disable-next-line no-control-regex -- control characters are what is looked for.
@@ -107,7 +118,7 @@ async function storeFile(part: Multipart & { type: 'file' }, name: string, blobs
     part.file.resume();
     throw new GatewayError('invalid_parameter', `The field ${name} cannot carry a file here${limits.fileFields.length > 0 ? `; files go in ${limits.fileFields.join(', ')}` : ''}.`, { param: name });
   }
-  const contentType = part.mimetype === '' ? 'application/octet-stream' : part.mimetype;
+  const contentType = partType(part.mimetype, part.filename);
   // What is kept of the part (its name and type) must fit the store's columns and hold no NUL,
   // which PostgreSQL refuses: said before any byte is stored, naming the field.
   const filename = part.filename || 'upload';

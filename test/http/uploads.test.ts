@@ -103,6 +103,23 @@ describe('POST /v1/files', () => {
     await expect(other.files.delete(file.id)).rejects.toMatchObject({ status: 404 });
   });
 
+  it('takes the type of a part sent as application/octet-stream (SDK streams, curl -F) from its file name', async () => {
+    const wav = await client.files.create({ file: await toFile(Buffer.from('RIFF0000WAVE'), 'clip.wav'), purpose: 'user_data' });
+    const content = await fetch(`${gw.baseURL}/files/${wav.id}/content`, { headers: { authorization: `Bearer ${gw.keys.main}` } });
+    expect(content.headers.get('content-type')).toBe('audio/wav');
+    const unnamed = await client.files.create({ file: await toFile(Buffer.from([1]), 'blob'), purpose: 'user_data' });
+    const raw = await fetch(`${gw.baseURL}/files/${unnamed.id}/content`, { headers: { authorization: `Bearer ${gw.keys.main}` } });
+    expect(raw.headers.get('content-type')).toBe('application/octet-stream');
+    // What the name says is checked like a declared type.
+    const page = await errorOf(await fetch(`${gw.baseURL}/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys.main}` }, body: (() => {
+      const form = new FormData();
+      form.set('purpose', 'user_data');
+      form.set('file', new Blob(['<p>'], { type: 'application/octet-stream' }), 'page.html');
+      return form;
+    })() }));
+    expect([page.status, page.body.error.param]).toEqual([400, 'file']);
+  });
+
   it('lists files page by page, newest first, and deletes them', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await client.files.create({ file: await toFile(Buffer.from([i]), `f${i}.bin`), purpose: 'user_data' })).id);
