@@ -240,6 +240,14 @@ export class ChatService {
       }
       tally.completed = true;
       tally.routeCompleted();
+      // A shown stream always ends with its usage (a Responses API response has one, and clients
+      // read it): for an upstream that reported none, what the stream is charged for.
+      const counted = ctx.present === undefined ? null : tally.countedUsage();
+      if (counted !== null) {
+        const frame = dataFrame(JSON.stringify({ object: 'chat.completion.chunk', choices: [], usage: counted }));
+        tally.transcript?.push(frame);
+        yield frame;
+      }
       // Committed before the stream's end reaches the client.
       tally.ending = true;
       await tally.settle({ status: 200, frame: DONE_FRAME });
@@ -346,6 +354,18 @@ class StreamTally {
     if (this.routeJudged) return;
     this.routeJudged = true;
     this.parts.completed();
+  }
+
+  /**
+   * What a completed stream is charged for when its upstream reported no usage (as `settle` counts
+   * it), or null when the upstream did.
+   */
+  countedUsage(): Usage | null {
+    const { stream, bound, request } = this.parts;
+    if (stream.usage !== null) return null;
+    const prompt = estimateMessagesTokens(request.messages);
+    const completion = Math.min(bound.output, this.produced);
+    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
   }
 
   /** `end`: how the stream ended, when it ended in a frame of its own (not cut off). */

@@ -30,8 +30,8 @@ describe('ResponsesPresenter.json', () => {
     expect(response).toMatchObject({
       id: 'resp_0123456789abcdef0123456789abcdef', object: 'response', created_at: 1700000000, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, max_output_tokens: 10,
       output: [
-        { type: 'message', id: 'msg_0123456789abcdef0123456789abcdef', content: [{ type: 'output_text', text: 'Partly', annotations: [] }] },
-        { type: 'function_call', id: 'fc_0123456789abcdef0123456789abcdef_0', call_id: 'call_1', name: 'f', arguments: '{"a":1}', status: 'completed' },
+        { type: 'message', id: 'msg_0123456789abcdef0123456789abcdef', status: 'incomplete', content: [{ type: 'output_text', text: 'Partly', annotations: [] }] },
+        { type: 'function_call', id: 'fc_0123456789abcdef0123456789abcdef_0', call_id: 'call_1', name: 'f', arguments: '{"a":1}', status: 'incomplete' },
       ],
       usage: { input_tokens: 5, input_tokens_details: { cached_tokens: 2 }, output_tokens: 10, total_tokens: 15 },
     });
@@ -76,7 +76,53 @@ describe('ResponsesStream', () => {
     const stream = presenter().stream();
     const seen = events(stream.push(chunk({ content: 'a' }, 'length') + 'data: [DONE]\n\n'));
     expect(seen.at(-1)![0]).toBe('response.incomplete');
-    expect(seen.at(-1)![1]).toMatchObject({ response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' } } });
+    expect(seen.at(-1)![1]).toMatchObject({ response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [{ type: 'message', status: 'incomplete' }] } });
+  });
+
+  it('gives text that follows a tool call a message item of its own id', () => {
+    const stream = presenter().stream();
+    const out = stream.push(
+      chunk({ content: 'Let me check.' }) +
+        chunk({ tool_calls: [{ index: 0, id: 'call_9', type: 'function', function: { name: 'f', arguments: '{}' } }] }) +
+        chunk({ content: 'Done checking.' }, 'stop') +
+        'data: [DONE]\n\n',
+    );
+    const completed = events(out).at(-1)![1].response as { output: Array<{ type: string; id: string }> };
+    expect(completed.output.map((item) => [item.type, item.id])).toEqual([
+      ['message', 'msg_0123456789abcdef0123456789abcdef'],
+      ['function_call', 'fc_0123456789abcdef0123456789abcdef_0'],
+      ['message', 'msg_0123456789abcdef0123456789abcdef_1'],
+    ]);
+  });
+
+  it("announces a call once its name came, from a later chunk if need be, with the arguments sent before it, and names it when done", () => {
+    const stream = presenter().stream();
+    const out = stream.push(
+      chunk({ tool_calls: [{ index: 0, id: 'call_9', type: 'function', function: { arguments: '{"x"' } }] }) +
+        chunk({ tool_calls: [{ index: 0, function: { name: 'lookup', arguments: ':1' } }] }) +
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '}' } }] }, 'tool_calls') +
+        'data: [DONE]\n\n',
+    );
+    const seen = events(out).slice(2);
+    expect(seen.map(([type]) => type)).toEqual([
+      'response.output_item.added', 'response.function_call_arguments.delta', 'response.function_call_arguments.delta',
+      'response.function_call_arguments.done', 'response.output_item.done', 'response.completed',
+    ]);
+    expect(seen[0]![1].item).toMatchObject({ type: 'function_call', call_id: 'call_9', name: 'lookup', arguments: '' });
+    expect(seen.slice(1, 3).map(([, data]) => data.delta)).toEqual(['{"x":1', '}']);
+    expect(seen[3]![1]).toMatchObject({ name: 'lookup', arguments: '{"x":1}' });
+  });
+
+  it('announces calls in the order they started, when a later one is named first', () => {
+    const stream = presenter().stream();
+    const out = stream.push(
+      chunk({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { arguments: '' } }] }) +
+        chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'g', arguments: '{}' } }] }) +
+        chunk({ tool_calls: [{ index: 0, function: { name: 'f', arguments: '{}' } }] }, 'tool_calls') +
+        'data: [DONE]\n\n',
+    );
+    const added = events(out).filter(([type]) => type === 'response.output_item.added').map(([, data]) => data.output_index);
+    expect(added).toEqual([0, 1]);
   });
 
   it('turns an error frame into an error event carrying the envelope, and sends nothing after it', () => {

@@ -76,8 +76,9 @@ export class ResponsesPresenter implements AnswerPresenter {
     return `resp_${this.base}`;
   }
 
-  get messageId(): string {
-    return `msg_${this.base}`;
+  /** The id of the answer's `n`th message item (text that follows a tool call is a message of its own). */
+  messageId(n = 0): string {
+    return n === 0 ? `msg_${this.base}` : `msg_${this.base}_${n}`;
   }
 
   callId(index: number): string {
@@ -109,10 +110,12 @@ export class ResponsesPresenter implements AnswerPresenter {
       const content: ResponseMessageItem['content'] = [];
       if (typeof message.content === 'string' || message.refusal == null) content.push({ type: 'output_text', text: message.content ?? '', annotations: [] });
       if (typeof message.refusal === 'string') content.push({ type: 'refusal', refusal: message.refusal });
-      output.push({ type: 'message', id: this.messageId, status: 'completed', role: 'assistant', content });
+      output.push({ type: 'message', id: this.messageId(), status: 'completed', role: 'assistant', content });
     }
     calls.forEach((call: ToolCall, i) => output.push({ type: 'function_call', id: this.callId(i), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' }));
     const finish = choice?.finish_reason ?? null;
+    // Items the output cap or a content filter cut short are incomplete, as the response is.
+    if (incompleteOf(finish) !== null) for (const item of output) item.status = 'incomplete';
     // A response always has its usage (clients such as the Vercel AI SDK require it): the
     // upstream's, or what was counted for an upstream that gave none.
     this.shownResponse = this.response({ created: parsed.created, model: parsed.model, status: incompleteOf(finish) === null ? 'completed' : 'incomplete', finish, output, usage: parsed.usage ?? counted });
@@ -140,6 +143,12 @@ interface OpenPart {
 interface OpenCall {
   item: ResponseFunctionCallItem;
   outputIndex: number;
+  /**
+   * Whether `output_item.added` went out. It waits for the call's name, which some upstreams send
+   * after the call's first chunk: clients take the name from that event (the Vercel AI SDK finds
+   * no tool named ""). Arguments that came before it go out with it.
+   */
+  announced: boolean;
 }
 
 /**
@@ -157,6 +166,8 @@ export class ResponsesStream {
   private model = '';
   private nextOutput = 0;
   private message: { item: ResponseMessageItem; outputIndex: number; part: OpenPart | null } | null = null;
+  /** Message items opened so far: each gets an id of its own. */
+  private messages = 0;
   private readonly calls = new Map<number, OpenCall>();
   /** Finished items, by output index. */
   private readonly done: ResponseOutputItem[] = [];
@@ -221,27 +232,46 @@ export class ResponsesStream {
       let open = this.calls.get(call.index);
       if (open === undefined) {
         out += this.closeMessage();
+        out += this.announcePending();
         const item: ResponseFunctionCallItem = {
-          type: 'function_call', id: this.presenter.callId(call.index), call_id: call.id ?? this.presenter.callId(call.index), name: call.function?.name ?? '', arguments: '', status: 'in_progress',
+          type: 'function_call', id: this.presenter.callId(call.index), call_id: call.id ?? '', name: '', arguments: '', status: 'in_progress',
         };
-        open = { item, outputIndex: this.nextOutput++ };
+        open = { item, outputIndex: this.nextOutput++, announced: false };
         this.calls.set(call.index, open);
-        out += this.event('response.output_item.added', { output_index: open.outputIndex, item: { ...item } });
       }
+      if (open.item.call_id === '' && typeof call.id === 'string') open.item.call_id = call.id;
+      if (open.item.name === '' && typeof call.function?.name === 'string') open.item.name = call.function.name;
       const args = call.function?.arguments;
-      if (typeof args === 'string' && args !== '') {
-        open.item.arguments += args;
-        out += this.event('response.function_call_arguments.delta', { item_id: open.item.id, output_index: open.outputIndex, delta: args });
-      }
+      const fresh = typeof args === 'string' ? args : '';
+      open.item.arguments += fresh;
+      if (!open.announced && open.item.name !== '') out += this.announce(open);
+      else if (open.announced && fresh !== '') out += this.event('response.function_call_arguments.delta', { item_id: open.item.id, output_index: open.outputIndex, delta: fresh });
     }
     if (choice.finish_reason != null) this.finish = choice.finish_reason;
+    return out;
+  }
+
+  /** Calls still waiting for their name are shown as they are before a later item: clients add items in the order they are announced. */
+  private announcePending(): string {
+    let out = '';
+    for (const open of this.calls.values()) if (!open.announced) out += this.announce(open);
+    return out;
+  }
+
+  /** The call's `output_item.added`, and the arguments that came before it. */
+  private announce(open: OpenCall): string {
+    open.announced = true;
+    if (open.item.call_id === '') open.item.call_id = open.item.id;
+    let out = this.event('response.output_item.added', { output_index: open.outputIndex, item: { ...open.item, arguments: '' } });
+    if (open.item.arguments !== '') out += this.event('response.function_call_arguments.delta', { item_id: open.item.id, output_index: open.outputIndex, delta: open.item.arguments });
     return out;
   }
 
   private textDelta(type: OpenPart['type'], text: string): string {
     let out = '';
     if (this.message === null) {
-      const item: ResponseMessageItem = { type: 'message', id: this.presenter.messageId, status: 'in_progress', role: 'assistant', content: [] };
+      out += this.announcePending();
+      const item: ResponseMessageItem = { type: 'message', id: this.presenter.messageId(this.messages++), status: 'in_progress', role: 'assistant', content: [] };
       this.message = { item, outputIndex: this.nextOutput++, part: null };
       out += this.event('response.output_item.added', { output_index: this.message.outputIndex, item: { ...item, content: [] } });
     }
@@ -275,11 +305,11 @@ export class ResponsesStream {
     return out;
   }
 
-  private closeMessage(): string {
+  private closeMessage(status: 'completed' | 'incomplete' = 'completed'): string {
     const message = this.message;
     if (message === null) return '';
     let out = this.closePart();
-    message.item.status = 'completed';
+    message.item.status = status;
     this.done[message.outputIndex] = message.item;
     out += this.event('response.output_item.done', { output_index: message.outputIndex, item: message.item });
     this.message = null;
@@ -290,14 +320,17 @@ export class ResponsesStream {
     this.ended = true;
     let out = '';
     if (!this.started) out += this.chunk({}, true);
-    out += this.closeMessage();
+    const incomplete = incompleteOf(this.finish) !== null;
+    // What the output cap or a content filter cut short is incomplete, as the response is.
+    const status = incomplete ? 'incomplete' : 'completed';
+    out += this.closeMessage(status);
     for (const open of [...this.calls.values()].sort((a, b) => a.outputIndex - b.outputIndex)) {
-      open.item.status = 'completed';
+      if (!open.announced) out += this.announce(open);
+      open.item.status = status;
       this.done[open.outputIndex] = open.item;
-      out += this.event('response.function_call_arguments.done', { item_id: open.item.id, output_index: open.outputIndex, arguments: open.item.arguments });
+      out += this.event('response.function_call_arguments.done', { item_id: open.item.id, output_index: open.outputIndex, name: open.item.name, arguments: open.item.arguments });
       out += this.event('response.output_item.done', { output_index: open.outputIndex, item: open.item });
     }
-    const incomplete = incompleteOf(this.finish) !== null;
     const response = this.snapshot(incomplete ? 'incomplete' : 'completed', this.done.filter((item) => item !== undefined));
     this.response = response;
     out += this.event(incomplete ? 'response.incomplete' : 'response.completed', { response });

@@ -52,6 +52,23 @@ describe('conversationItems', () => {
     const output = ['a', 'b'].map((n) => ({ type: 'function_call', id: `fc_${one.slice(5)}_${n === 'a' ? 0 : 1}`, call_id: n, name: 'f', arguments: '{}', status: 'completed' }));
     expect(conversationItems([{ responseId: one, input: [], output }, { responseId: two, input: [], output: [] }])).toEqual(output);
   });
+
+  it('gives a repeated output id (responses kept before message items had their own) a place of its own, so paging ends', () => {
+    const message = (text: string) => ({ type: 'message', id: `msg_${one.slice(5)}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] });
+    const items = conversationItems([{ responseId: one, input: [], output: [message('Let me check.'), message('Done.')] }]);
+    const ids = items.map((item) => item.id);
+    expect(new Set(ids).size).toBe(2);
+    expect(ids[1]).toBe(`msg_${one.slice(5)}`);
+    let after: string | undefined;
+    const seen: string[] = [];
+    for (let page = 0; page < 5; page++) {
+      const listed = JSON.parse(itemsPage(items, { limit: 1, order: 'asc', ...(after === undefined ? {} : { after }) })) as { data: Array<{ id: string }>; has_more: boolean; last_id: string };
+      seen.push(...listed.data.map((item) => item.id));
+      if (!listed.has_more) break;
+      after = listed.last_id;
+    }
+    expect(seen).toEqual(ids);
+  });
 });
 
 describe('itemsPage', () => {

@@ -46,7 +46,13 @@ export function conversationItems(turns: readonly ConversationTurn[]): Item[] {
     const run: Item[] = [];
     for (let o = turn.output.length - 1; o >= 0; o--) {
       const given = turn.output[o];
-      if (isObject(given) && typeof given.id === 'string') run.push(given as Item);
+      if (!isObject(given) || typeof given.id !== 'string') continue;
+      // Responses kept before message items had ids of their own repeat one: a page's `after`
+      // must name one place, or a client paging through would get the same page forever.
+      let id = given.id;
+      for (let n = o; taken.has(id); n += turn.output.length) id = `${given.id}_${n}`;
+      taken.add(id);
+      run.push(id === given.id ? (given as Item) : { ...(given as Item), id });
     }
     for (let n = turn.input.length - 1; n >= 0; n--) {
       const item = listedItem(turn.input[n]);

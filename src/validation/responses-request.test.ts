@@ -20,6 +20,17 @@ describe('chatRequestOfResponses', () => {
     ]);
   });
 
+  it('keeps text before and after a turn\'s calls in the calling message, so the results follow the calls', () => {
+    const call = { type: 'function_call', id: 'fc_1', call_id: 'c1', name: 'weather', arguments: '{}', status: 'completed' };
+    const text = (t: string) => ({ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: t, annotations: [] }] });
+    const chat = chatRequestOfResponses({ model: 'm', input: [{ type: 'message', role: 'user', content: 'Weather?' }, text('Let me check.'), call, text('Done checking.'), { type: 'function_call_output', call_id: 'c1', output: 'Sunny' }] }, new Map(), []);
+    expect(chat.messages).toEqual([
+      { role: 'user', content: 'Weather?' },
+      { role: 'assistant', content: 'Let me check.\n\nDone checking.', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'weather', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'Sunny' },
+    ]);
+  });
+
   it('names previous_response_id for a kept item it cannot send again', () => {
     expect(() => chatRequestOfResponses({ model: 'm', input: 'x' }, new Map(), [[{ type: 'computer_call' }]])).toThrow(expect.objectContaining({ param: 'previous_response_id', code: 'invalid_parameter' }));
   });

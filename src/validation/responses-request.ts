@@ -153,9 +153,11 @@ function addMessages(messages: ChatMessage[], input: unknown, referenced: Readon
     if (type === 'message') {
       const message = messageOf(item, param);
       const calling = lastAssistant();
-      // Text that came after the turn's calls joins them.
-      if (message.role === 'assistant' && calling?.tool_calls !== undefined && calling.content == null) calling.content = message.content;
-      else messages.push(message);
+      // Text that came after the turn's calls joins them: a message between the calls and their
+      // results would be refused (chat completions want the results straight after the calls).
+      if (message.role === 'assistant' && calling?.tool_calls !== undefined && typeof message.content === 'string' && (calling.content == null || typeof calling.content === 'string')) {
+        calling.content = calling.content == null || calling.content === '' ? message.content : `${calling.content}\n\n${message.content}`;
+      } else messages.push(message);
     } else if (type === 'function_call') {
       const call = functionCallOf(item, param);
       const last = lastAssistant();

@@ -33,7 +33,8 @@ export interface FakeOpenAI {
 }
 
 export type OpenAIBehaviour =
-  | { kind: 'ok'; text?: string }
+  /** `noUsage`: as servers that ignore `stream_options` and report no usage (older vLLM, some proxies). */
+  | { kind: 'ok'; text?: string; noUsage?: boolean }
   | { kind: 'tool_call' }
   | { kind: 'error'; status: number; type: string; code: string | null; message: string; param?: string | null; retryAfter?: string }
   /** A 200 whose body is cut-off JSON (non-stream) or an event stream whose data is not JSON. */
@@ -176,8 +177,15 @@ function handle(req: IncomingMessage, res: ServerResponse, path: string, parsed:
       return;
     case 'tool_call':
       return stream ? streamToolCall(res, body) : sendJson(res, 200, toolCallCompletion(body));
-    case 'ok':
+    case 'ok': {
+      if (b.noUsage === true) {
+        const asked = { ...body, stream_options: undefined };
+        if (stream) return streamText(res, asked, b.text ?? FAKE_DEFAULT_REPLY);
+        const { usage: _dropped, ...unmetered } = textCompletion(asked, b.text ?? FAKE_DEFAULT_REPLY);
+        return sendJson(res, 200, unmetered);
+      }
       return stream ? streamText(res, body, b.text ?? FAKE_DEFAULT_REPLY) : sendJson(res, 200, textCompletion(body, b.text ?? FAKE_DEFAULT_REPLY));
+    }
     case 'cut_stream':
     case 'stream_error':
       return stream ? streamText(res, body, FAKE_DEFAULT_REPLY, b) : sendJson(res, 200, textCompletion(body, FAKE_DEFAULT_REPLY));

@@ -105,6 +105,21 @@ describe('responses with the openai SDK', () => {
     }
   });
 
+  it('ends a stream whose upstream reported no usage with the usage it is charged for, never null', async () => {
+    upstream.behave({ kind: 'ok', noUsage: true });
+    try {
+      const stream = await client.responses.create({ model: 'gpt-test', input: 'Hi there', stream: true });
+      let final: OpenAI.Responses.Response | undefined;
+      for await (const event of stream) if (event.type === 'response.completed') final = event.response;
+      expect(final?.usage?.output_tokens).toBeGreaterThan(0);
+      expect(final?.usage?.total_tokens).toBe((final?.usage?.input_tokens ?? 0) + (final?.usage?.output_tokens ?? 0));
+      // The kept response shows the same.
+      expect((await client.responses.retrieve(final!.id)).usage).toEqual(final?.usage);
+    } finally {
+      upstream.behave({ kind: 'ok' });
+    }
+  });
+
   it('reports a stream that fails after it started as an error event the SDK raises', async () => {
     const stream = await client.responses.create({ model: 'breaks', input: 'Hello there friend', stream: true });
     let seen = 0;
