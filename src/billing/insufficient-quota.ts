@@ -6,6 +6,6 @@ export function insufficientQuota(accountId: string, balanceMicros: number, held
   const held = heldMicros > 0 ? `, of which ${formatCredits(heldMicros)} are held by its requests in flight` : '';
   return new GatewayError(
     'insufficient_quota',
-    `The account "${accountId}" has a balance of ${formatCredits(balanceMicros)} credits${held}; this request may cost up to ${formatCredits(costMicros)} credits. Top up the account, or lower max_tokens.`,
+    `The account "${accountId}" has a balance of ${formatCredits(balanceMicros)} credits${held}; this request may cost up to ${formatCredits(costMicros)} credits. Top up the account, or make the request smaller (a lower max_tokens or max_output_tokens, fewer images, shorter audio or video).`,
   );
 }
