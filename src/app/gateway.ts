@@ -25,6 +25,7 @@ import { ModelLimits } from '../core/model-limits.js';
 import { LimitPlans } from '../limits/plan.js';
 import { openLimiter, type OpenedLimiter } from '../limits/open-limiter.js';
 import { openBilling, type OpenedBilling } from '../billing/open-billing.js';
+import { SettlementSpillDirectory } from '../billing/settlement-spill.js';
 import { openIdempotency, type OpenedIdempotency } from '../idempotency/open-idempotency.js';
 import { StoredResponses } from '../responses/stored-responses.js';
 import { buildHttpServer } from '../http/server.js';
@@ -74,6 +75,8 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
   let shedder: LoadShedder | undefined;
   try {
     await bootstrapAccounts(store, config.accounts);
+    // Charges an earlier shutdown could not commit, before any balance is read.
+    await new SettlementSpillDirectory(config.storage.spill_directory).recover(store, logger);
     adapters = createAdapters(config.providers, { connectTimeoutMs: config.upstream.connect_timeout_ms });
     const tiers = new Map(Object.entries(config.tiers).map(([name, tier]) => [name, compileTier(name, tier)]));
     const keys = new KeyCache(store);
@@ -173,8 +176,12 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
           await drainHttp({ app: http, shedder: openShedder, work, timeoutMs: config.server.shutdown_timeout_ms, logger });
           openShedder.stop();
           accessLog?.close();
-          // After the server stopped taking requests: every settlement is committed before the store closes.
-          await openBillingParts.close();
+          // After the server stopped taking requests: every settlement is committed (or spilled)
+          // before the store closes. A failure of that is reported once everything else closed.
+          const settlementFailure = await openBillingParts.close().then(
+            () => null,
+            (err: unknown) => ({ err }),
+          );
           // After the settlements: claims are given back once their records are committed.
           await openIdempotencyParts.close();
           await openedMedia.close();
@@ -183,6 +190,7 @@ export async function createGateway(config: Config, logger: Logger, options: Gat
           await openChannel?.close();
           await Promise.allSettled([...openAdapters.values()].map((a) => a.close()));
           await store.close();
+          if (settlementFailure !== null) throw settlementFailure.err;
         })();
         return closing;
       },

@@ -8,6 +8,7 @@ import { longestBudgetMs } from '../config/longest-budget.js';
 import type { Store } from '../storage/types.js';
 import { Billing } from './billing.js';
 import { MemoryCreditGate } from './memory-credits.js';
+import { SettlementSpillDirectory } from './settlement-spill.js';
 import { SettlementWriter } from './settlement-writer.js';
 import { StoreCreditGate } from './store-credits.js';
 import { UsageRetention } from './usage-retention.js';
@@ -28,7 +29,7 @@ export function openBilling(config: Config, store: Store, logger: Logger): Opene
   const credits: CreditGate = config.storage.url.startsWith('sqlite://')
     ? new MemoryCreditGate(store)
     : new StoreCreditGate(store, longestBudgetMs(config) + RESERVATION_MARGIN_MS, logger);
-  const writer = new SettlementWriter(store, logger);
+  const writer = new SettlementWriter(store, logger, new SettlementSpillDirectory(config.storage.spill_directory));
   const retentionMs = config.usage.retention_ms;
   const retention = retentionMs === undefined ? null : new UsageRetention(store, retentionMs, logger);
   void retention?.sweep();

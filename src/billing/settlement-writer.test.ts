@@ -3,6 +3,7 @@ import { SettlementWriter } from './settlement-writer.js';
 import { createLogger } from '../logging/logger.js';
 import { until } from '../../test/support/until.js';
 import type { Settlement, Store, UsageRecord } from '../storage/types.js';
+import type { SpillKind } from './settlement-spill.js';
 
 const logger = createLogger('silent');
 
@@ -24,19 +25,41 @@ function commitMany(writer: SettlementWriter, prefix: string, count: number): Pr
   return Promise.all(Array.from({ length: count }, (_, i) => writer.commit(settlement(`${prefix}${i}`))));
 }
 
-/** A store whose commits are recorded, and fail while `failing` is set. */
+/**
+ * A store whose commits are recorded, and fail while `failing` is set, or hang while `hanging` is;
+ * one holding a request id in `refused` fails (the store answering) as long as it is in the batch.
+ */
 function fakeStore() {
   const batches: string[][] = [];
   const fake = {
     failing: false,
+    hanging: false,
+    refused: new Set<string>(),
     batches,
     commitSettlements(settlements: readonly Settlement[]): Promise<void> {
+      if (fake.hanging) return new Promise(() => undefined);
       if (fake.failing) return Promise.reject(new Error('disk full'));
+      if (settlements.some((s) => fake.refused.has(s.requestId))) return Promise.reject(new Error('value too long for type character varying(256)'));
       batches.push(settlements.map((s) => s.requestId));
       return Promise.resolve();
     },
+    ping(): Promise<void> {
+      return fake.failing || fake.hanging ? Promise.reject(new Error('down')) : Promise.resolve();
+    },
   };
   return fake;
+}
+
+/** A spill that keeps what it is given. */
+function fakeSpill() {
+  const written: Array<{ kind: SpillKind; ids: string[] }> = [];
+  return {
+    written,
+    write(kind: SpillKind, settlements: readonly Settlement[]): string {
+      written.push({ kind, ids: settlements.map((s) => s.requestId) });
+      return `/spill/${kind}-${written.length}.jsonl`;
+    },
+  };
 }
 
 function settlement(requestId: string): Settlement {
@@ -97,7 +120,7 @@ describe('SettlementWriter', () => {
   it('lets a caller go after waitMs while the store fails, and still commits once it recovers', async () => {
     const store = fakeStore();
     store.failing = true;
-    const writer = new SettlementWriter(store as unknown as Store, logger, 60);
+    const writer = new SettlementWriter(store as unknown as Store, logger, null, 60);
     let durable = false;
     const started = performance.now();
     await writer.commit(settlement('slow'), false, () => (durable = true));
@@ -113,7 +136,7 @@ describe('SettlementWriter', () => {
 
   it('tells its observer of every write, with its size and time, and of every failed one', async () => {
     const store = fakeStore();
-    const writer = new SettlementWriter(store as unknown as Store, logger, 60);
+    const writer = new SettlementWriter(store as unknown as Store, logger, null, 60);
     const writes: Array<[number, number]> = [];
     let failures = 0;
     writer.observer = { committed: (count, ms) => writes.push([count, ms]), failed: () => failures++ };
@@ -152,7 +175,7 @@ describe('SettlementWriter', () => {
   it('gives each caller its own waitMs, counted from its own commit', async () => {
     const store = fakeStore();
     store.failing = true;
-    const writer = new SettlementWriter(store as unknown as Store, logger, 80);
+    const writer = new SettlementWriter(store as unknown as Store, logger, null, 80);
     const first = writer.commit(settlement('a'));
     await new Promise((r) => setTimeout(r, 50));
     let secondDone = false;
@@ -200,5 +223,68 @@ describe('SettlementWriter', () => {
     expect(new Set(written).size).toBe(1_600);
     expect(written.length).toBe(1_600);
   });
-});
 
+  it('at close, spills what the store would not take within the grace, and lets every caller go', async () => {
+    const store = fakeStore();
+    const spill = fakeSpill();
+    const writer = new SettlementWriter(store as unknown as Store, logger, spill, 60_000);
+    store.failing = true;
+    const waiting = writer.commit(settlement('kept'));
+    writer.record(usage('u1'));
+    const started = performance.now();
+    await writer.close(300);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    await waiting;
+    expect(spill.written).toEqual([{ kind: 'unsettled', ids: ['kept', 'u1'] }]);
+    expect(writer.backlog).toBe(0);
+  });
+
+  it('at close, does not wait on a commit that hangs past the grace: what it carried is spilled too', async () => {
+    const store = fakeStore();
+    const spill = fakeSpill();
+    const writer = new SettlementWriter(store as unknown as Store, logger, spill, 60_000);
+    store.hanging = true;
+    void writer.commit(settlement('hung'));
+    await new Promise((r) => setTimeout(r, 20));
+    const started = performance.now();
+    await writer.close(200);
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(spill.written).toEqual([{ kind: 'unsettled', ids: ['hung'] }]);
+  });
+
+  it('at close, rejects when what is left can be kept nowhere, so that the process does not exit as if all were well', async () => {
+    const store = fakeStore();
+    const writer = new SettlementWriter(store as unknown as Store, logger, null, 60_000);
+    store.failing = true;
+    void writer.commit(settlement('lost'));
+    await expect(writer.close(100)).rejects.toThrow(/1 settlements/);
+  });
+
+  it('sets aside a settlement the store refuses while it answers, and commits the rest, before and after it', async () => {
+    const store = fakeStore();
+    const spill = fakeSpill();
+    const writer = new SettlementWriter(store as unknown as Store, logger, spill, 60_000);
+    store.refused.add('bad');
+    await Promise.all([writer.commit(settlement('before')), writer.commit(settlement('bad')), writer.commit(settlement('after'))]);
+    await writer.commit(settlement('later'));
+    expect(store.batches.flat()).toEqual(['before', 'after', 'later']);
+    expect(spill.written).toEqual([{ kind: 'rejected', ids: ['bad'] }]);
+    await writer.close();
+  });
+
+  it('sets nothing aside while the store is down: the batch waits whole for it', async () => {
+    const store = fakeStore();
+    const spill = fakeSpill();
+    const writer = new SettlementWriter(store as unknown as Store, logger, spill, 50);
+    let failures = 0;
+    writer.observer = { committed: () => undefined, failed: () => failures++ };
+    store.failing = true;
+    const waiting = writer.commit(settlement('a'));
+    await until(() => Promise.resolve(failures), (n) => n >= 4);
+    expect(spill.written).toEqual([]);
+    store.failing = false;
+    await waiting;
+    await writer.close();
+    expect(store.batches.flat()).toEqual(['a']);
+  });
+});

@@ -19,10 +19,16 @@
  *
  * A commit that fails is retried, in order, until it succeeds or the gateway closes; callers wait
  * for their own settlement's commit (so a charge is durable before the response finishes) for at
- * most `waitMs`, after which the response goes out and the settlement stays queued.
+ * most `waitMs`, after which the response goes out and the settlement stays queued. A batch that
+ * keeps failing while the store answers holds a settlement the store refuses (a value it cannot
+ * keep): its settlements are then committed one by one and the refused one set aside (see
+ * settlement-spill.ts), so that one bad settlement does not hold up every charge behind it. What
+ * is still queued when the close's grace has passed (the store down or hung) is spilled to a file
+ * committed at the next start, not lost.
  */
 import type { Logger } from 'pino';
 import type { Settlement, Store, UsageRecord } from '../storage/types.js';
+import type { SettlementSpill } from './settlement-spill.js';
 
 const MAX_BATCH = 500;
 const RETRY_MS = 200;
@@ -51,6 +57,10 @@ const USAGE_EVERY_MS = 1_000;
 const BUSY_BATCH = 6;
 const GATHER_TURNS = 8;
 const GATHER_TARGET = 64;
+/** Failures of one batch in a row after which, if the store answers, the batch is taken apart. */
+const ISOLATE_AFTER = 3;
+/** How long the close tries to commit what is queued before spilling it. */
+export const CLOSE_GRACE_MS = 5_000;
 
 /** What the writer tells the metrics. */
 export interface SettlementObserver {
@@ -78,6 +88,8 @@ export class SettlementWriter {
   private queue: Pending[] = [];
   private running: Promise<void> | null = null;
   private closed = false;
+  /** Past the close's grace: the drain stops after its current write. */
+  private abandoned = false;
   private usage: UsageRecord[] = [];
   /** Set once a second (or when many records wait): the drain then writes the usage records. */
   private usageDue = false;
@@ -93,6 +105,7 @@ export class SettlementWriter {
   constructor(
     private readonly store: Store,
     private readonly logger: Logger,
+    private readonly spill: SettlementSpill | null = null,
     private readonly waitMs = 5_000,
   ) {
     this.usageTimer = setInterval(() => this.writeUsage(), USAGE_EVERY_MS);
@@ -182,7 +195,7 @@ export class SettlementWriter {
 
   private async drain(): Promise<void> {
     let failures = 0;
-    for (let batch = this.nextBatch(); batch !== null; batch = this.nextBatch()) {
+    for (let batch = this.nextBatch(); batch !== null && !this.abandoned; batch = this.nextBatch()) {
       try {
         const started = performance.now();
         await this.store.commitSettlements(batch.settlements);
@@ -197,11 +210,55 @@ export class SettlementWriter {
         failures++;
         this.tell((observer) => observer.failed());
         if (failures === 1) this.logger.error({ err, queued: this.queue.length + this.usage.length }, 'could not commit settlements; retrying');
-        if (this.closed && failures >= 3) break;
+        if (this.abandoned) break;
+        if (failures >= ISOLATE_AFTER && this.spill !== null && (await this.storeAnswers())) {
+          await this.commitApart(batch);
+          failures = 0;
+          continue;
+        }
         await new Promise((r) => setTimeout(r, RETRY_MS));
       }
     }
     this.running = null;
+  }
+
+  private storeAnswers(): Promise<boolean> {
+    return this.store.ping().then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /**
+   * The batch's settlements one at a time, the store answering: those it refuses alone are set
+   * aside (written to a file, logged) and count as done, so that what follows them is committed.
+   */
+  private async commitApart(batch: { settlements: Settlement[]; finish: () => void }): Promise<void> {
+    const refused: Settlement[] = [];
+    for (const settlement of batch.settlements) {
+      try {
+        await this.store.commitSettlements([settlement]);
+      } catch (err) {
+        // Down again, rather than refusing this one: the batch is retried whole, as before.
+        if (!(await this.storeAnswers())) return;
+        this.logger.error({ err, request_id: settlement.requestId }, 'the store refuses this settlement; it is set aside');
+        refused.push(settlement);
+      }
+    }
+    if (refused.length > 0) this.setAside('rejected', refused);
+    batch.finish();
+  }
+
+  /** Writes settlements to the spill; a spill that fails is logged with the settlements themselves, the last place they are. */
+  private setAside(kind: 'rejected' | 'unsettled', settlements: Settlement[]): boolean {
+    try {
+      const file = (this.spill as SettlementSpill).write(kind, settlements);
+      this.logger.error({ file, settlements: settlements.length }, kind === 'rejected' ? 'settlements the store refuses were set aside' : 'settlements not committed before shutdown were written for the next start');
+      return true;
+    } catch (err) {
+      this.logger.fatal({ err, settlements }, 'settlements could not be written anywhere; they are in this log line only');
+      return false;
+    }
   }
 
   /** The metrics are told; a fault of theirs is logged, never taken for a failed commit. */
@@ -224,25 +281,43 @@ export class SettlementWriter {
     return this.queue.length + this.usage.length;
   }
 
-  /** Commits what is queued (graceful shutdown): nothing acknowledged is left behind. */
-  async close(): Promise<void> {
+  /**
+   * Commits what is queued (graceful shutdown), for at most `graceMs`: what is left then (the
+   * store down, or a commit hung) is spilled for the next start. Rejects only when it could be
+   * kept nowhere (no spill, or the spill failed), after logging it.
+   */
+  async close(graceMs = CLOSE_GRACE_MS): Promise<void> {
     this.closed = true;
     clearInterval(this.usageTimer);
     if (this.patience !== null) clearTimeout(this.patience);
     this.patience = null;
     this.usageDue = true;
-    if (this.running !== null) await this.running;
-    if (this.backlog > 0) {
-      this.running = this.drain();
-      await this.running;
+    const deadline = performance.now() + graceMs;
+    this.running ??= this.drain();
+    while (this.running !== null && this.backlog > 0) {
+      const left = deadline - performance.now();
+      if (left <= 0) break;
+      let timer: NodeJS.Timeout | undefined;
+      const drained = this.running;
+      await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, left)))]);
+      clearTimeout(timer);
+      // The drain ended with work left (it came after the drain's last batch): another one.
+      if (this.running === null && this.backlog > 0) this.running = this.drain();
     }
-    if (this.backlog > 0) this.logger.error({ lost: this.backlog }, 'settlements could not be committed before shutdown');
+    this.abandoned = true;
+    const waiting = this.queue;
+    const left = [...waiting.map((pending) => pending.settlement), ...this.usage.map(usageOnly)];
+    this.queue = [];
+    this.usage = [];
+    const kept = left.length === 0 || (this.spill !== null && this.setAside('unsettled', left));
+    if (!kept && this.spill === null) this.logger.fatal({ settlements: left }, 'settlements could not be committed before shutdown; they are in this log line only');
     // Nobody waits on a writer that is gone.
-    for (const pending of this.queue) {
+    for (const pending of waiting) {
       if (pending.released) continue;
       pending.released = true;
       pending.resolve();
     }
+    if (!kept) throw new Error(`${left.length} settlements could not be committed or written before shutdown`);
   }
 }
 

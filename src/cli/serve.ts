@@ -12,6 +12,11 @@ import { createLogger } from '../logging/logger.js';
 import { createGateway } from '../app/gateway.js';
 import { ensureDemoAccount } from '../app/demo-account.js';
 import { UsageError } from './usage-error.js';
+import { CLOSE_GRACE_MS } from '../billing/settlement-writer.js';
+
+/** What the close may take beyond the drain and the settlements' grace (the store, Redis, the blobs). */
+const CLOSE_MARGIN_MS = 10_000;
+const EXIT_AFTER_CLOSE_MS = 1_000;
 
 function parsePort(value: string, source: string): number {
   if (!/^\d+$/.test(value) || Number(value) > 65535) throw new UsageError(`${source} must be a port number from 0 to 65535 (got "${value}")`);
@@ -64,15 +69,34 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
 
   return new Promise<number>((resolve) => {
     let closing = false;
+    /**
+     * Ends the process with `code` once the close is over: a connection it could not close (a
+     * store that stopped answering) must not keep the process alive past its grace period.
+     */
+    const exit = (code: number): void => {
+      resolve(code);
+      setTimeout(() => process.exit(code), EXIT_AFTER_CLOSE_MS).unref();
+    };
     const stop = (signal: string): void => {
       if (closing) return;
       closing = true;
       logger.info({ signal }, 'shutting down');
+      // The drain, the settlements' grace, and a margin for the rest: past it, the close is stuck.
+      const bound = config.server.shutdown_timeout_ms + CLOSE_GRACE_MS + CLOSE_MARGIN_MS;
+      const stuck = setTimeout(() => {
+        logger.error({ after_ms: bound }, 'shutdown did not finish; exiting');
+        exit(1);
+      }, bound);
+      stuck.unref();
       gateway.close().then(
-        () => resolve(0),
+        () => {
+          clearTimeout(stuck);
+          exit(0);
+        },
         (err: unknown) => {
+          clearTimeout(stuck);
           logger.error({ err }, 'error while shutting down');
-          resolve(1);
+          exit(1);
         },
       );
     };

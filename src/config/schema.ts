@@ -198,7 +198,14 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     storage: Type.Object(
-      { url: Type.String({ pattern: '^(sqlite|postgres|postgresql)://', default: 'sqlite://./data/tollgate.db' }) },
+      {
+        url: Type.String({ pattern: '^(sqlite|postgres|postgresql)://', default: 'sqlite://./data/tollgate.db' }),
+        spill_directory: Type.String({
+          minLength: 1,
+          default: './data/spill',
+          description: 'where charges the store could not take before shutdown are written, to be committed at the next start',
+        }),
+      },
       { additionalProperties: false, default: {} },
     ),
     upstream: Type.Object(

@@ -2,7 +2,11 @@
 import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
 import pg from 'pg';
-import { MOCK_MODEL, errorOf, startGateway } from '../support/gateway-harness.js';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MOCK_MODEL, errorOf, startGateway, type RunningGateway } from '../support/gateway-harness.js';
+import { until } from '../support/until.js';
 import { freshSchemaUrl, postgresAvailable } from '../support/postgres.js';
 
 const available = await postgresAvailable();
@@ -100,4 +104,59 @@ describe.runIf(available)('gateway on PostgreSQL', () => {
       await gw.close();
     }
   }, 20_000);
+
+  it('keeps the charges it could not commit before shutdown (the store hung), and commits them at the next start', async () => {
+    const url = await freshSchemaUrl();
+    const spill = mkdtempSync(join(tmpdir(), 'tollgate-test-spill-'));
+    const priced = { ...MOCK_MODEL, price: { input_per_million_tokens: 1000, output_per_million_tokens: 1000 } };
+    const config = { storage: { url, spill_directory: spill }, models: [priced] };
+    const first = await startGateway({ config });
+    const parsed = new URL(url);
+    const schema = parsed.searchParams.get('schema')!;
+    parsed.searchParams.delete('schema');
+    const locker = new pg.Client({ connectionString: parsed.toString(), options: `-c search_path=${schema}` });
+    await locker.connect();
+    const ask = (gw: RunningGateway) =>
+      fetch(`${gw.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'mock-chat', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    try {
+      expect((await ask(first)).status).toBe(200);
+      // Every settlement's commit now waits on the lock: the store has stopped answering it.
+      await locker.query('begin');
+      await locker.query('lock table usage_records in exclusive mode');
+      const answered = await ask(first);
+      expect(answered.status).toBe(200);
+      const requestId = answered.headers.get('x-request-id')!;
+      const started = Date.now();
+      const closed = first.close();
+      await until(() => Promise.resolve(readdirSync(spill)), (names) => names.some((name) => name.startsWith('tollgate-unsettled-')));
+      // The hung commit dies with its connection, as it would with the database gone.
+      await locker.query(`select pg_terminate_backend(pid) from pg_stat_activity where wait_event_type = 'Lock' and pid <> pg_backend_pid()`);
+      await locker.query('rollback');
+      await closed;
+      expect(Date.now() - started).toBeLessThan(12_000);
+      // A charge rides on its request's usage record.
+      const charged = async () => Number((await locker.query('select count(*) as n from usage_records where request_id = $1 and charge_micros < 0', [requestId])).rows[0].n);
+      expect(await charged()).toBe(0);
+
+      const second = await startGateway({ config, presetKeys: { main: first.keys.main! } });
+      try {
+        expect(await charged()).toBe(1);
+        expect(readdirSync(spill)).toEqual([]);
+        // The balance moved by both requests' charges, once each.
+        const charges = Number((await locker.query("select sum(charge_micros) as s from usage_records where account_id = 'acct'")).rows[0].s);
+        expect(charges).toBeLessThan(0);
+        expect((await second.gateway.store.getAccount('acct'))!.balanceMicros).toBe(100_000_000 + charges);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await locker.end();
+      await first.close().catch(() => undefined);
+      rmSync(spill, { recursive: true, force: true });
+    }
+  }, 40_000);
 });

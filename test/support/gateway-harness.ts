@@ -70,7 +70,7 @@ export async function startGateway(options: HarnessOptions = {}): Promise<Runnin
   // Assets of every test gateway in a directory of its own, never in the working tree, removed on close.
   const blobDirectory = mkdtempSync(join(tmpdir(), 'tollgate-test-blobs-'));
   const raw = {
-    storage: { url: 'sqlite://:memory:' },
+    storage: { url: 'sqlite://:memory:' } as Record<string, unknown>,
     blobs: { directory: blobDirectory },
     log: { level: 'silent' },
     providers: [{ id: 'mock', kind: 'mock' }],
@@ -80,6 +80,8 @@ export async function startGateway(options: HarnessOptions = {}): Promise<Runnin
     ...options.config,
     accounts: accountEntries,
   };
+  // Settlements a closing test gateway could not commit stay in its own directory too.
+  raw.storage = { spill_directory: join(blobDirectory, 'spill'), ...raw.storage };
   const removeBlobs = (): void => rmSync(blobDirectory, { recursive: true, force: true });
   let gateway: Gateway;
   let address: { url: string };

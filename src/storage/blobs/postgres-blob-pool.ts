@@ -6,6 +6,7 @@
 import pg from 'pg';
 import { createIfMissing } from '../postgres/concurrent-ddl.js';
 import { poolOptions } from '../postgres/pool-options.js';
+import { quietPool } from '../postgres/quiet-pool.js';
 
 export async function openBlobPool(url: string, max = 10): Promise<pg.Pool> {
   const parsed = new URL(url);
@@ -17,9 +18,7 @@ export async function openBlobPool(url: string, max = 10): Promise<pg.Pool> {
   }
   // Blobs are written and read a chunk per statement, so the usual statement timeout holds; but a
   // connection is held for a whole upload, so a full pool is waited on.
-  const pool = new pg.Pool(poolOptions(parsed.toString(), max, 30_000, schema ? `-c search_path=${schema}` : undefined, true));
-  // An idle client that loses its connection must not crash the process.
-  pool.on('error', () => undefined);
+  const pool = quietPool(poolOptions(parsed.toString(), max, 30_000, schema ? `-c search_path=${schema}` : undefined, true));
   if (schema !== undefined) {
     try {
       await createIfMissing(() => pool.query(`create schema if not exists ${schema}`));

@@ -8,6 +8,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Database } from '../sql/database.js';
 import { createIfMissing } from './concurrent-ddl.js';
 import { poolOptions } from './pool-options.js';
+import { quietPool } from './quiet-pool.js';
 
 /** The longest a statement may run: settlement batches and admin reports take far less. */
 const STATEMENT_TIMEOUT_MS = 30_000;
@@ -37,12 +38,9 @@ export async function openPostgres(url: string): Promise<OpenedPostgres> {
     throw new Error(`storage.url: schema "${schema}" must be a lower-case SQL identifier`);
   }
   const searchPath = schema ? `-c search_path=${schema}` : '';
-  const pool = new pg.Pool(poolOptions(parsed.toString(), 10, STATEMENT_TIMEOUT_MS, searchPath));
+  const pool = quietPool(poolOptions(parsed.toString(), 10, STATEMENT_TIMEOUT_MS, searchPath));
   // A request waits on its credit reservation, so that one gives up sooner (503 store_unavailable).
-  const fastPool = new pg.Pool(poolOptions(parsed.toString(), 10, RESERVATION_TIMEOUT_MS, `${searchPath} -c synchronous_commit=off`.trim()));
-  // An idle client that loses its connection must not crash the process.
-  pool.on('error', () => undefined);
-  fastPool.on('error', () => undefined);
+  const fastPool = quietPool(poolOptions(parsed.toString(), 10, RESERVATION_TIMEOUT_MS, `${searchPath} -c synchronous_commit=off`.trim()));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const fastDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: fastPool }) });
   if (schema !== undefined) {
@@ -54,6 +52,6 @@ export async function openPostgres(url: string): Promise<OpenedPostgres> {
       throw err;
     }
   }
-  const migrationDb = (): Kysely<Database> => new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool(poolOptions(parsed.toString(), 2, null, searchPath)) }) });
+  const migrationDb = (): Kysely<Database> => new Kysely<Database>({ dialect: new PostgresDialect({ pool: quietPool(poolOptions(parsed.toString(), 2, null, searchPath)) }) });
   return { db, fastDb, schema, migrationDb };
 }
