@@ -43,6 +43,10 @@ describe('tollgate serve', () => {
     try {
       expect(second.output()).not.toMatch(/sk-tg-/);
       expect(second.output()).toContain('printed when this data directory was first used');
+      // A second process on the same database (an overlapping restart) would spend the same balances.
+      const overlapping = await runCli(['serve', '--port', '0'], { cwd });
+      expect(overlapping.code).toBe(1);
+      expect(overlapping.stderr).toMatch(/cannot start: storage\.url: another Tollgate process is using .*tollgate\.db/);
     } finally {
       await second.stop();
     }

@@ -497,7 +497,8 @@ describe.each(BACKENDS)('Idempotency-Key with $name', (backend) => {
   });
 
   it('runs a key again once its record expired', async () => {
-    const short = await start({ idempotency: { ...(shared ? { backend: 'redis' } : {}), lifetime_ms: 1_000 } });
+    // Storage of its own: one SQLite database serves one gateway process.
+    const short = await start({ idempotency: { ...(shared ? { backend: 'redis' } : {}), lifetime_ms: 1_000 } }, await backend.storage());
     try {
       const key = newKey();
       const first = await post(short, chatBody(), { 'idempotency-key': key });

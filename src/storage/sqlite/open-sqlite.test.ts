@@ -16,6 +16,7 @@ async function pageSizeOf(path: string): Promise<number> {
   } finally {
     await opened.checkpointer?.stop();
     opened.sqlite.close();
+    opened.lock?.close();
   }
 }
 

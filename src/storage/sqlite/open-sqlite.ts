@@ -7,6 +7,7 @@ import { Checkpointer, type CheckpointerOptions } from './checkpointer.js';
 import { Kysely, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDialectConfig } from 'kysely';
 import type { Database } from '../sql/database.js';
 import { ConnectionGate } from './connection-gate.js';
+import { lockDatabase } from './instance-lock.js';
 
 const MAX_CACHED_STATEMENTS = 1_000;
 
@@ -86,24 +87,32 @@ export interface OpenedSqlite {
   checkpointer: Checkpointer | null;
   /** Closed by the store while the checkpointer starts the log over; the query layer waits for it. */
   gate: ConnectionGate;
+  /** This process's hold on the database file (see instance-lock.ts); null for an in-memory database. */
+  lock: SQLite.Database | null;
 }
 
 const require = createRequire(import.meta.url);
 
 export function openSqlite(path: string, checkpoints: CheckpointerOptions = {}): OpenedSqlite {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const sqlite = new SQLite(path);
-  // Only a new, empty file takes it; an existing database keeps the page size it was made with.
-  sqlite.pragma(`page_size = ${PAGE_SIZE}`);
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
-  let checkpointer: Checkpointer | null = null;
-  if (path !== ':memory:') {
-    sqlite.pragma('wal_autocheckpoint = 0');
-    checkpointer = new Checkpointer(path, require.resolve('better-sqlite3'), checkpoints);
+  const lock = path === ':memory:' ? null : lockDatabase(path);
+  try {
+    const sqlite = new SQLite(path);
+    // Only a new, empty file takes it; an existing database keeps the page size it was made with.
+    sqlite.pragma(`page_size = ${PAGE_SIZE}`);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('foreign_keys = ON');
+    sqlite.pragma('busy_timeout = 5000');
+    let checkpointer: Checkpointer | null = null;
+    if (path !== ':memory:') {
+      sqlite.pragma('wal_autocheckpoint = 0');
+      checkpointer = new Checkpointer(path, require.resolve('better-sqlite3'), checkpoints);
+    }
+    const gate = new ConnectionGate();
+    return { db: new Kysely<Database>({ dialect: new GatedSqliteDialect({ database: withStatementCache(sqlite) }, gate) }), sqlite, checkpointer, gate, lock };
+  } catch (err) {
+    lock?.close();
+    throw err;
   }
-  const gate = new ConnectionGate();
-  return { db: new Kysely<Database>({ dialect: new GatedSqliteDialect({ database: withStatementCache(sqlite) }, gate) }), sqlite, checkpointer, gate };
 }

@@ -26,9 +26,12 @@ export class SqliteStore extends SqlStore {
 
   private readonly checkpointer: Checkpointer | null;
 
-  constructor({ db, sqlite, checkpointer, gate }: OpenedSqlite) {
+  private readonly lock: OpenedSqlite['lock'];
+
+  constructor({ db, sqlite, checkpointer, gate, lock }: OpenedSqlite) {
     super(db);
     this.checkpointer = checkpointer;
+    this.lock = lock;
     // Prepared lazily: the tables exist only once migrations have run.
     let prepared: ((settlements: readonly Settlement[]) => void) | undefined;
     this.commitBatch = (settlements) => {
@@ -52,6 +55,7 @@ export class SqliteStore extends SqlStore {
   override async close(): Promise<void> {
     await this.checkpointer?.stop();
     await super.close();
+    this.lock?.close();
   }
 
   /**
