@@ -122,7 +122,7 @@ describe('POST /v1/images/generations', () => {
   });
 
   it('takes an OpenAI upstream’s b64_json and its short-lived url alike, and serves both as its own assets', async () => {
-    const fromB64 = await client.images.generate({ model: 'gpt-image', prompt: 'a boat' });
+    const fromB64 = await client.images.generate({ model: 'gpt-image', prompt: 'a boat', response_format: 'url' });
     const sent = upstream.requests.at(-1)!;
     expect(sent.path).toBe('/v1/images/generations');
     expect(sent.body).toEqual({ model: 'gpt-image-1', prompt: 'a boat' });
@@ -131,6 +131,14 @@ describe('POST /v1/images/generations', () => {
     const fromUrl = await client.images.generate({ model: 'dall-e', prompt: 'a boat', response_format: 'b64_json' });
     expect(Buffer.from(fromUrl.data![0]!.b64_json!, 'base64')).toEqual(TINY_PNG);
     expect(fromUrl.data![0]!.revised_prompt).toBe('A picture of a boat');
+  });
+
+  it('answers as OpenAI does by default: b64_json for a GPT image model, a url for the others', async () => {
+    const gpt = await client.images.generate({ model: 'gpt-image', prompt: 'a boat' });
+    expect(Buffer.from(gpt.data![0]!.b64_json!, 'base64')).toEqual(TINY_PNG);
+    expect(gpt.data![0]!.url).toBeUndefined();
+    const dalle = await client.images.generate({ model: 'dall-e', prompt: 'a boat' });
+    expect(dalle.data![0]!.url).toMatch(/\/v1\/assets\/asset_/);
   });
 
   it.each([

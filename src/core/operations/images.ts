@@ -1,7 +1,8 @@
 /**
  * POST /v1/images/generations as a unary operation. Adapters hand back image bytes; the caller
- * gets them as `b64_json`, or (the default) as the `url` of an asset Tollgate stores and serves,
- * never an upstream's short-lived link. Charged per image at the model's `per_image` price; the
+ * gets them as `b64_json`, or as the `url` of an asset Tollgate stores and serves, never an
+ * upstream's short-lived link. The default is OpenAI's for the model: `b64_json` for the GPT image
+ * models, `url` for the others. Charged per image at the model's `per_image` price; the
  * images daily cap counts the request.
  */
 import { GatewayError } from '../../errors/index.js';
@@ -22,9 +23,10 @@ export function imagesOperation(assets: Assets): UnaryOperation<ImagesRequest> {
       const { images } = await adapter.images({ request, upstreamModel: route.upstreamModel, signal: route.signal, requestId: route.requestId });
       if (images.length === 0) throw new GatewayError('upstream_malformed_response', `Provider "${adapter.id}" returned no image.`);
       const data: ImageObject[] = [];
+      const format = request.response_format ?? defaultFormat(request.model, route.upstreamModel);
       for (const image of images) {
         const revised = image.revisedPrompt === undefined ? {} : { revised_prompt: image.revisedPrompt };
-        if (request.response_format === 'b64_json') {
+        if (format === 'b64_json') {
           data.push({ b64_json: image.data.toString('base64'), ...revised });
         } else {
           const asset = await assets.save(route.accountId, route.requestId, image.data, image.contentType);
@@ -35,4 +37,15 @@ export function imagesOperation(assets: Assets): UnaryOperation<ImagesRequest> {
       return { body: JSON.stringify(response), contentType: 'application/json; charset=utf-8', promptTokens: 0, completionTokens: 0, units: images.length };
     },
   };
+}
+
+const GPT_IMAGE = /^(?:gpt-image|chatgpt-image)/i;
+
+/**
+ * OpenAI's GPT image models answer only base64, and code written for them reads `b64_json`
+ * (`url` is undefined there); DALL·E and the rest answer a URL unless asked. Told by the model's
+ * name, the caller's or the upstream's.
+ */
+function defaultFormat(model: string, upstreamModel: string): 'url' | 'b64_json' {
+  return GPT_IMAGE.test(model) || GPT_IMAGE.test(upstreamModel) ? 'b64_json' : 'url';
 }
