@@ -7,12 +7,13 @@ export const MAX_LIST_LIMIT = 100;
 // eslint-disable-next-line no-control-regex -- control characters are exactly what it looks for
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-export function listPageOf(query: unknown): ListPage {
+/** `maxLimit`: the largest page the endpoint serves (OpenAI's files list takes up to 10,000). */
+export function listPageOf(query: unknown, maxLimit = MAX_LIST_LIMIT): ListPage {
   const q = (query ?? {}) as Record<string, unknown>;
   const limitText = q.limit;
   const limit = limitText === undefined ? DEFAULT_LIST_LIMIT : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
-    throw new GatewayError('invalid_parameter', `limit must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${String(limitText).slice(0, 40)}.`, { param: 'limit' });
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxLimit) {
+    throw new GatewayError('invalid_parameter', `limit must be an integer from 1 to ${maxLimit}, got ${String(limitText).slice(0, 40)}.`, { param: 'limit' });
   }
   const order = q.order ?? 'desc';
   if (order !== 'asc' && order !== 'desc') throw new GatewayError('invalid_parameter', `order must be "asc" or "desc", got ${JSON.stringify(order)?.slice(0, 40) ?? 'nothing'}.`, { param: 'order' });

@@ -465,6 +465,19 @@ export function storeConformance(name: string, open: () => Promise<Store>): void
       expect(ids(await store.listFiles('m1', { limit: 10, order: 'asc' }, now))).toEqual(['f2.wav', 'f3.wav']);
     });
 
+    it('lists the files of one purpose when asked, its cursor included', async () => {
+      const now = Date.now();
+      const file = (i: number, purpose: string): FileRecord => ({
+        id: `file-7${String(i).padStart(23, '0')}`, accountId: 'p1', blobId: `blob_7${String(i).padStart(23, '0')}`, filename: `p${i}`,
+        purpose, contentType: 'application/jsonl', bytes: 1, createdAt: now + i, expiresAt: now + 60_000,
+      });
+      for (const [i, purpose] of [[1, 'batch'], [2, 'user_data'], [3, 'batch'], [4, 'user_data'], [5, 'batch']] as const) await store.putFile(file(i, purpose));
+      const names = (files: FileRecord[]): string[] => files.map((f) => f.filename);
+      expect(names(await store.listFiles('p1', { limit: 10, order: 'asc' }, now, 'batch'))).toEqual(['p1', 'p3', 'p5']);
+      expect(names(await store.listFiles('p1', { limit: 1, order: 'desc', after: file(5, 'batch').id }, now, 'batch'))).toEqual(['p3']);
+      expect(names(await store.listFiles('p1', { limit: 10, order: 'asc' }, now))).toEqual(['p1', 'p2', 'p3', 'p4', 'p5']);
+    });
+
     it('places a page after a cursor whose file was deleted, by the time its id carries', async () => {
       const now = Date.now();
       const file = (i: number): FileRecord => ({

@@ -368,7 +368,8 @@ export interface Store {
   putFile(file: FileRecord): Promise<void>;
   getFile(id: string): Promise<FileRecord | undefined>;
   /** The account's files unexpired at `now` by creation time, `limit` of them after the cursor. */
-  listFiles(accountId: string, page: ListPage, now: number): Promise<FileRecord[]>;
+  /** The account's unexpired files, those of one purpose if given. */
+  listFiles(accountId: string, page: ListPage, now: number, purpose?: string): Promise<FileRecord[]>;
   /** Deletes a file; returns its blob id, or undefined if it did not exist. */
   deleteFile(id: string): Promise<string | undefined>;
   /** Deletes files expired at `now`, at most `limit`; returns their blob ids. */

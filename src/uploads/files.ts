@@ -28,6 +28,8 @@ export interface NewUpload {
   readonly filename: string;
   readonly purpose: string;
   readonly blob: BlobInfo;
+  /** How long the caller wants it kept (OpenAI's `expires_after`), if it said. */
+  readonly lifetimeMs?: number;
 }
 
 export class Files {
@@ -54,7 +56,8 @@ export class Files {
       contentType: upload.blob.contentType,
       bytes: upload.blob.size,
       createdAt: upload.blob.createdAt,
-      expiresAt: upload.blob.createdAt + this.settings.retentionMs,
+      // Never kept past the gateway's retention, whatever the caller asked for.
+      expiresAt: upload.blob.createdAt + Math.min(upload.lifetimeMs ?? Infinity, this.settings.retentionMs),
     };
     await this.store.putFile(file);
     return file;
@@ -69,8 +72,8 @@ export class Files {
     return file;
   }
 
-  list(accountId: string, page: ListPage): Promise<FileRecord[]> {
-    return this.store.listFiles(accountId, page, Date.now());
+  list(accountId: string, page: ListPage, purpose?: string): Promise<FileRecord[]> {
+    return this.store.listFiles(accountId, page, Date.now(), purpose);
   }
 
   async delete(accountId: string, id: string): Promise<FileRecord> {

@@ -103,6 +103,38 @@ describe('POST /v1/files', () => {
     await expect(other.files.delete(file.id)).rejects.toMatchObject({ status: 404 });
   });
 
+  it('keeps a file for the lifetime expires_after asks, within the gateway\'s retention, and refuses fields it does not know', async () => {
+    const hour = await client.files.create({ file: await toFile(Buffer.from([1]), 'h.bin'), purpose: 'user_data', expires_after: { anchor: 'created_at', seconds: 3600 } });
+    expect(hour.expires_at! - hour.created_at).toBe(3600);
+    const send = (fields: Record<string, string>) => {
+      const form = new FormData();
+      form.set('purpose', 'user_data');
+      for (const [name, value] of Object.entries(fields)) form.set(name, value);
+      form.set('file', new Blob([new Uint8Array([1])]), 'x.bin');
+      return fetch(`${gw.baseURL}/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys.main}` }, body: form });
+    };
+    for (const [fields, param] of [
+      [{ 'expires_after[anchor]': 'last_active_at', 'expires_after[seconds]': '3600' }, 'expires_after[anchor]'],
+      [{ 'expires_after[anchor]': 'created_at', 'expires_after[seconds]': '60' }, 'expires_after[seconds]'],
+      [{ 'expires_after[anchor]': 'created_at' }, 'expires_after[seconds]'],
+      [{ ttl: '3600' }, 'ttl'],
+    ] as const) {
+      const refused = await errorOf(await send(fields));
+      expect([refused.status, refused.body.error.param]).toEqual([400, param]);
+    }
+  });
+
+  it('lists the files of one purpose when asked, and pages of up to 10,000, as OpenAI\'s files list does', async () => {
+    const batch = await client.files.create({ file: await toFile(Buffer.from('{}\n'), 'b.jsonl', { type: 'application/octet-stream' }), purpose: 'batch' });
+    await client.files.create({ file: await toFile(Buffer.from([7]), 'u.bin'), purpose: 'user_data' });
+    const page = await client.files.list({ purpose: 'batch', limit: 10_000 });
+    expect(page.data.map((f) => f.id)).toEqual([batch.id]);
+    const tooMany = await errorOf(await fetch(`${gw.baseURL}/files?limit=10001`, { headers: { authorization: `Bearer ${gw.keys.main}` } }));
+    expect([tooMany.status, tooMany.body.error.param]).toEqual([400, 'limit']);
+    const badPurpose = await errorOf(await fetch(`${gw.baseURL}/files?purpose=Batch%20jobs`, { headers: { authorization: `Bearer ${gw.keys.main}` } }));
+    expect([badPurpose.status, badPurpose.body.error.param]).toEqual([400, 'purpose']);
+  });
+
   it('takes the type of a part sent as application/octet-stream (SDK streams, curl -F) from its file name', async () => {
     const wav = await client.files.create({ file: await toFile(Buffer.from('RIFF0000WAVE'), 'clip.wav'), purpose: 'user_data' });
     const content = await fetch(`${gw.baseURL}/files/${wav.id}/content`, { headers: { authorization: `Bearer ${gw.keys.main}` } });

@@ -26,6 +26,8 @@ interface FileParams {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 const PURPOSE = /^[a-z][a-z0-9_-]{0,63}$/;
+/** OpenAI's files list serves pages of up to 10,000, and scripts ask for that many. */
+const FILES_MAX_LIMIT = 10_000;
 
 export function fileRoutes(
   app: FastifyInstance,
@@ -60,7 +62,8 @@ export function fileRoutes(
         const purpose = form.fields.get('purpose')?.[0];
         if (purpose === undefined) throw new GatewayError('missing_required_parameter', 'Say what the file is for in the field "purpose" (e.g. "user_data").', { param: 'purpose' });
         if (!PURPOSE.test(purpose)) throw new GatewayError('invalid_parameter', 'purpose must be a lower-case word such as "user_data" or "vision".', { param: 'purpose' });
-        const record = await files.save({ accountId: accountOf(request), filename: file.filename, purpose, blob: file.blob });
+        const lifetimeMs = lifetimeOf(form.fields);
+        const record = await files.save({ accountId: accountOf(request), filename: file.filename, purpose, blob: file.blob, ...(lifetimeMs === undefined ? {} : { lifetimeMs }) });
         kept = file;
         return { status: 200, body: JSON.stringify(fileView(record)) };
       });
@@ -75,8 +78,12 @@ export function fileRoutes(
   }
 
   app.get('/files', options, async (request, reply) => {
-    const page = listPageOf(request.query);
-    const items = await files.list(accountOf(request), { ...page, limit: page.limit + 1 });
+    const page = listPageOf(request.query, FILES_MAX_LIMIT);
+    const purpose = (request.query as Record<string, unknown> | undefined)?.purpose;
+    if (purpose !== undefined && (typeof purpose !== 'string' || !PURPOSE.test(purpose))) {
+      throw new GatewayError('invalid_parameter', 'purpose must be one lower-case word such as "user_data" or "batch".', { param: 'purpose' });
+    }
+    const items = await files.list(accountOf(request), { ...page, limit: page.limit + 1 }, purpose);
     reply.header('x-request-id', request.id).header('content-type', JSON_TYPE).send(listBody(items.map(fileView), page.limit));
     accessLog(reply, 200);
     return reply;
@@ -103,6 +110,28 @@ export function fileRoutes(
     accessLog(reply, status);
     return reply;
   }
+}
+
+/** The fields OpenAI's files upload takes; another is refused rather than ignored. */
+const FIELDS = new Set(['purpose', 'expires_after[anchor]', 'expires_after[seconds]']);
+/** OpenAI's bounds for `expires_after[seconds]`: an hour to 30 days. */
+const MIN_LIFETIME_S = 3_600;
+const MAX_LIFETIME_S = 2_592_000;
+
+/** The lifetime `expires_after` asks for, in milliseconds, or undefined when it is not sent. */
+function lifetimeOf(fields: ReadonlyMap<string, readonly string[]>): number | undefined {
+  for (const name of fields.keys()) {
+    if (!FIELDS.has(name)) throw new GatewayError('invalid_parameter', `Unknown field ${name.slice(0, 64)}; a file upload takes file, purpose and expires_after.`, { param: name.slice(0, 64) });
+  }
+  const anchor = fields.get('expires_after[anchor]')?.[0];
+  const seconds = fields.get('expires_after[seconds]')?.[0];
+  if (anchor === undefined && seconds === undefined) return undefined;
+  if (anchor !== 'created_at') throw new GatewayError('invalid_parameter', 'expires_after[anchor] must be "created_at".', { param: 'expires_after[anchor]' });
+  const value = seconds === undefined ? NaN : Number(seconds);
+  if (!/^\d+$/.test(seconds ?? '') || value < MIN_LIFETIME_S || value > MAX_LIFETIME_S) {
+    throw new GatewayError('invalid_parameter', `expires_after[seconds] must be an integer from ${MIN_LIFETIME_S} to ${MAX_LIFETIME_S}.`, { param: 'expires_after[seconds]' });
+  }
+  return value * 1000;
 }
 
 function accountOf(request: FastifyRequest): string {

@@ -570,9 +570,9 @@ export class SqlStore implements Store {
     return row === undefined ? undefined : fileOf(row);
   }
 
-  async listFiles(accountId: string, page: ListPage, now: number): Promise<FileRecord[]> {
+  async listFiles(accountId: string, page: ListPage, now: number, purpose?: string): Promise<FileRecord[]> {
     // Expired files are swept only now and then; until then they are gone for every other read.
-    return (await listPage(this.db, 'files', accountId, page, (query) => query.where('expires_at', '>', now))).map(fileOf);
+    return (await listPage(this.db, 'files', accountId, page, (query) => (purpose === undefined ? query : query.where('purpose', '=', purpose)).where('expires_at', '>', now))).map(fileOf);
   }
 
   async deleteFile(id: string): Promise<string | undefined> {
