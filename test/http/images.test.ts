@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { startGateway, type RunningGateway } from '../support/gateway-harness.js';
 import { FAKE_OPENAI_KEY, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server.js';
 import { TINY_PNG } from '../fakes/openai-images.js';
+import { RawConnection } from '../support/raw-http.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests reach into arbitrary response fields.
 type Json = Record<string, any>;
@@ -131,6 +132,20 @@ describe('POST /v1/images/generations', () => {
     const fromUrl = await client.images.generate({ model: 'dall-e', prompt: 'a boat', response_format: 'b64_json' });
     expect(Buffer.from(fromUrl.data![0]!.b64_json!, 'base64')).toEqual(TINY_PNG);
     expect(fromUrl.data![0]!.revised_prompt).toBe('A picture of a boat');
+  });
+
+  it('links to the address the request reached when it named no Host (HTTP/1.0)', async () => {
+    const connection = await RawConnection.open(gw.url);
+    try {
+      const body = JSON.stringify({ model: 'mock-image', prompt: 'a dot', size: '16x16' });
+      connection.write(`POST /v1/images/generations HTTP/1.0\r\nauthorization: Bearer ${gw.keys.main}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      const answer = await connection.response();
+      expect(answer.status).toBe(200);
+      const url = (JSON.parse(answer.body) as Json).data[0].url as string;
+      expect(url).toBe(`${gw.url}/v1/assets/${/asset_[^/]+/.exec(url)![0]}/content`);
+    } finally {
+      connection.destroy();
+    }
   });
 
   it('answers as OpenAI does by default: b64_json for a GPT image model, a url for the others', async () => {
