@@ -29,7 +29,7 @@ export interface SpeechRequest {
 
 export const MAX_SPEECH_INPUT_CHARS = 4096;
 
-export const TRANSCRIPTION_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'] as const;
+export const TRANSCRIPTION_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt', 'diarized_json'] as const;
 export type TranscriptionFormat = (typeof TRANSCRIPTION_FORMATS)[number];
 
 /** The fields of a transcription request besides the file (multipart form fields, all text). */
@@ -44,6 +44,19 @@ export interface TranscriptionRequest {
   timestamp_granularities?: Array<'word' | 'segment'>;
   /** Extra output, such as `logprobs` (gpt-4o-transcribe and its kin). */
   include?: string[];
-  /** `auto`: the server cuts long audio at silences (gpt-4o-transcribe and its kin). */
-  chunking_strategy?: 'auto';
+  /**
+   * How the server cuts long audio (gpt-4o-transcribe and its kin): `auto`, or voice activity
+   * detection with its settings.
+   */
+  chunking_strategy?: 'auto' | ServerVadChunking;
+  /** Names of up to four speakers a diarizing model is to recognise, each with a sample in `known_speaker_references` (data: URLs). */
+  known_speaker_names?: string[];
+  known_speaker_references?: string[];
+}
+
+export interface ServerVadChunking {
+  type: 'server_vad';
+  prefix_padding_ms?: number;
+  silence_duration_ms?: number;
+  threshold?: number;
 }

@@ -160,6 +160,37 @@ describe('POST /v1/audio/transcriptions', () => {
     expect(await settled('acct', before)).toBe(50_000); // 80 KB at 128 kbit/s: 5 s at 0.01 credits
   });
 
+  it('takes what a diarizing model takes: diarized_json, server_vad chunking and known speakers, and refuses them malformed', async () => {
+    const file = async () => toFile(toneWav(2), 'two.wav', { type: 'audio/wav' });
+    const diarized = (await client.audio.transcriptions.create({
+      model: 'mock-whisper',
+      file: await file(),
+      response_format: 'diarized_json',
+      chunking_strategy: { type: 'server_vad', threshold: 0.5, prefix_padding_ms: 200 },
+      known_speaker_names: ['Ann'],
+      known_speaker_references: ['data:audio/wav;base64,UklGRg=='],
+    })) as unknown as { duration: number; segments: Array<{ speaker: string }> };
+    expect(diarized.duration).toBe(2);
+    expect(diarized.segments[0]?.speaker).toBe('Ann');
+    const send = async (fields: Record<string, string>) => {
+      const form = new FormData();
+      form.set('model', 'mock-whisper');
+      for (const [name, value] of Object.entries(fields)) form.set(name, value);
+      form.set('file', new Blob([toneWav(1)], { type: 'audio/wav' }), 'one.wav');
+      return errorOf(await fetch(`${gw.baseURL}/audio/transcriptions`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys.main}` }, body: form }));
+    };
+    for (const [fields, param] of [
+      [{ 'chunking_strategy[type]': 'fixed' }, 'chunking_strategy[type]'],
+      [{ 'chunking_strategy[threshold]': '0.5' }, 'chunking_strategy[type]'],
+      [{ 'chunking_strategy[type]': 'server_vad', 'chunking_strategy[threshold]': '2' }, 'chunking_strategy[threshold]'],
+      [{ 'known_speaker_names[]': 'Ann' }, 'known_speaker_references'],
+      [{ 'known_speaker_names[]': 'Ann', 'known_speaker_references[]': 'https://example.com/ann.wav' }, 'known_speaker_references'],
+    ] as const) {
+      const refused = await send(fields);
+      expect([refused.status, refused.body.error.param]).toEqual([400, param]);
+    }
+  });
+
   it('answers in every response format', async () => {
     const file = async () => toFile(toneWav(2), 'two.wav', { type: 'audio/wav' });
     const text = await client.audio.transcriptions.create({ model: 'mock-whisper', file: await file(), response_format: 'text' });

@@ -102,6 +102,13 @@ export async function mockTranscription(call: TranscriptionCall): Promise<Transc
       return { body: `WEBVTT\n\n${cue('.')}\n`, contentType: TEXT_TYPE, seconds };
     case 'verbose_json':
       return { body: JSON.stringify(verboseJson(call.request, text, span, seconds)), contentType: JSON_TYPE, seconds };
+    case 'diarized_json': {
+      // As gpt-4o-transcribe-diarize answers: segments labelled by speaker, the first known one if named.
+      const speaker = call.request.known_speaker_names?.[0] ?? 'A';
+      const usage = seconds === null ? {} : { usage: { type: 'duration', seconds: Math.ceil(seconds) } };
+      const segments = [{ type: 'transcript.text.segment', id: 'seg_0', start: 0, end: span, text, speaker }];
+      return { body: JSON.stringify({ task: 'transcribe', duration: span, text, segments, ...usage }), contentType: JSON_TYPE, seconds };
+    }
     case 'json': {
       // OpenAI bills (and reports) transcription time in whole seconds, rounded up.
       const usage = seconds === null ? {} : { usage: { type: 'duration', seconds: Math.ceil(seconds) } };

@@ -114,6 +114,26 @@ describe('OpenAI adapter: transcription request', () => {
     expect(form.files[0]!.head.equals(AUDIO.subarray(0, 64))).toBe(true);
   });
 
+  it('sends server_vad chunking and known speakers as the openai SDK names them', async () => {
+    await adapter.transcription!(
+      transcriptionCall({
+        chunking_strategy: { type: 'server_vad', threshold: 0.4, silence_duration_ms: 300 },
+        known_speaker_names: ['Ann', 'Bob'],
+        known_speaker_references: ['data:audio/wav;base64,UklG', 'data:audio/wav;base64,UklH'],
+      }),
+    );
+    expect(lastForm().fields).toEqual([
+      ['model', 'whisper-1'],
+      ['chunking_strategy[type]', 'server_vad'],
+      ['chunking_strategy[threshold]', '0.4'],
+      ['chunking_strategy[silence_duration_ms]', '300'],
+      ['known_speaker_names[]', 'Ann'],
+      ['known_speaker_names[]', 'Bob'],
+      ['known_speaker_references[]', 'data:audio/wav;base64,UklG'],
+      ['known_speaker_references[]', 'data:audio/wav;base64,UklH'],
+    ]);
+  });
+
   it('sends only the model and the file when the caller set nothing else', async () => {
     await adapter.transcription!(transcriptionCall());
     expect(lastForm().fields).toEqual([['model', 'whisper-1']]);

@@ -23,7 +23,11 @@ export function transcriptionForm(call: TranscriptionCall): MultipartBody {
   if (temperature !== undefined) parts.push({ name: 'temperature', value: String(temperature) });
   for (const granularity of granularities ?? []) parts.push({ name: 'timestamp_granularities[]', value: granularity });
   for (const item of call.request.include ?? []) parts.push({ name: 'include[]', value: item });
-  if (call.request.chunking_strategy !== undefined) parts.push({ name: 'chunking_strategy', value: call.request.chunking_strategy });
+  const chunking = call.request.chunking_strategy;
+  if (chunking === 'auto') parts.push({ name: 'chunking_strategy', value: chunking });
+  else if (chunking !== undefined) for (const [name, value] of Object.entries(chunking)) parts.push({ name: `chunking_strategy[${name}]`, value: String(value) });
+  for (const name of call.request.known_speaker_names ?? []) parts.push({ name: 'known_speaker_names[]', value: name });
+  for (const reference of call.request.known_speaker_references ?? []) parts.push({ name: 'known_speaker_references[]', value: reference });
   parts.push({ name: 'file', file: call.file });
   return multipartBody(parts);
 }
