@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { AccessLogWriter } from '../logging/logger.js';
 import { GatewayError } from '../errors/index.js';
 import type { Authenticator } from '../auth/authenticator.js';
+import type { Principal } from '../auth/principal.js';
 import type { ModelCatalog } from '../catalog/model-catalog.js';
 import type { ChatService } from '../core/chat-service.js';
 import type { ModelLimits } from '../core/model-limits.js';
@@ -202,7 +203,9 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
           ],
           unaryDeps,
         );
-        fileRoutes(forms, deps.files, deps.uploads.contentTypes, accessLog, deps.idempotency, limitHeaders, deps.work);
+        fileRoutes(forms, deps.files, deps.uploads.contentTypes, accessLog, deps.idempotency, limitHeaders, deps.work, (request) =>
+          deps.limits.admitUpload(request.principal as Principal, request.id),
+        );
       });
       videoRoutes(v1, deps.videos, deps.assets, deps.assetRetentionMs, accessLog, deps.idempotency, limitHeaders);
       assetRoutes(v1, deps.assets, accessLog, deps.publicUrl, limitHeaders);

@@ -112,6 +112,16 @@ export class LimitPlans {
 }
 
 /**
+ * What an upload counts (POST /v1/files, in the tier's own pool): a request per minute and an
+ * in-flight slot while it is received, which for a file of hundreds of megabytes is what a key's
+ * concurrency limit is for; no daily cap, since it serves no model (admitted for 0 tokens, so that
+ * its answer still carries the token headers).
+ */
+export function uploadPlan(plan: LimitPlan): LimitPlan {
+  return { ...plan, daily: null };
+}
+
+/**
  * What a replayed response counts: a request per minute, and no tokens (it is admitted for 0, so
  * that its answer still carries the token headers); no daily cap and no slot.
  */

@@ -336,7 +336,7 @@ describe.each(['memory', 'redis'] as const)('rate limits on %s', (backend) => {
     expect(res.headers.get('x-ratelimit-remaining')).toBe('6');
   });
 
-  it('sends the tier\u2019s own headers on files, video jobs, assets and kept responses, errors included, without counting them', async () => {
+  it('sends the tier\u2019s own headers on files, video jobs, assets and kept responses, errors included, counting only uploads', async () => {
     const gw = await start(backend, tier({ requests_per_minute: 7, tokens_per_minute: 50_000 }));
     expect((await chat(gw)).status).toBe(200);
     const auth = { authorization: `Bearer ${gw.keys.main}` };
@@ -346,9 +346,11 @@ describe.each(['memory', 'redis'] as const)('rate limits on %s', (backend) => {
     const upload = await fetch(`${gw.baseURL}/files`, { method: 'POST', headers: { ...auth, 'idempotency-key': 'limits-upload' }, body: form });
     expect(upload.status).toBe(200);
     const fileId = ((await upload.json()) as { id: string }).id;
+    // An upload counts a request, its replay too, as on the endpoints that serve models.
+    expect(upload.headers.get('x-ratelimit-remaining')).toBe('5');
+    const replay = await fetch(`${gw.baseURL}/files`, { method: 'POST', headers: { ...auth, 'idempotency-key': 'limits-upload' }, body: form });
+    expect([replay.status, replay.headers.get('idempotent-replayed'), replay.headers.get('x-ratelimit-remaining')]).toEqual([200, 'true', '4']);
     const answers = [
-      upload,
-      await fetch(`${gw.baseURL}/files`, { method: 'POST', headers: { ...auth, 'idempotency-key': 'limits-upload' }, body: form }),
       await fetch(`${gw.baseURL}/files`, { headers: auth }),
       await fetch(`${gw.baseURL}/files/${fileId}/content`, { headers: auth }),
       await fetch(`${gw.baseURL}/files/file-none`, { headers: auth }),
@@ -358,15 +360,44 @@ describe.each(['memory', 'redis'] as const)('rate limits on %s', (backend) => {
       await fetch(`${gw.baseURL}/responses/resp_none`, { headers: auth }),
       await fetch(`${gw.baseURL}/responses/resp_none`, { method: 'DELETE', headers: auth }),
     ];
-    expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200, 404, 200, 404, 404, 404, 404]);
-    expect(answers[1]?.headers.get('idempotent-replayed')).toBe('true');
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 404, 200, 404, 404, 404, 404]);
     for (const res of answers) {
-      expect([res.url, res.headers.get('x-ratelimit-limit'), res.headers.get('x-ratelimit-remaining'), res.headers.get('x-ratelimit-limit-tokens')]).toEqual([res.url, '7', '6', '50000']);
+      expect([res.url, res.headers.get('x-ratelimit-limit'), res.headers.get('x-ratelimit-remaining'), res.headers.get('x-ratelimit-limit-tokens')]).toEqual([res.url, '7', '4', '50000']);
       expect(Number(res.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);
       expect(Number(res.headers.get('x-ratelimit-remaining-tokens'))).toBeLessThan(50_000);
     }
-    // None of them counted: the next chat is the second request of the minute.
-    expect((await chat(gw)).headers.get('x-ratelimit-remaining')).toBe('5');
+    // None of them counted: the next chat is the fourth request of the minute.
+    expect((await chat(gw)).headers.get('x-ratelimit-remaining')).toBe('3');
+  });
+
+  it('holds an in-flight slot for an upload while it is received, and refuses one over the limit before reading it', async () => {
+    const gw = await start(backend, tier({ max_in_flight: 1 }));
+    const boundary = 'tollgate-slow-upload';
+    let finish: () => void = () => undefined;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nuser_data\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.wav"\r\nContent-Type: audio/wav\r\n\r\nRIFF`));
+        finish = () => {
+          controller.enqueue(new TextEncoder().encode(`\r\n--${boundary}--\r\n`));
+          controller.close();
+        };
+      },
+    });
+    const slow = fetch(`${gw.baseURL}/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${gw.keys.main}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      body,
+      duplex: 'half',
+    });
+    await eventually(async () => expect((await limitsOf(gw, 'mock-chat')).in_flight?.remaining).toBe(0));
+    const form = new FormData();
+    form.set('purpose', 'user_data');
+    form.set('file', new Blob(['RIFF'], { type: 'audio/wav' }), 'b.wav');
+    const refused = await errorOf(await fetch(`${gw.baseURL}/files`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys.main}` }, body: form }));
+    expect([refused.status, refused.body.error.code]).toEqual([429, 'too_many_requests_in_flight']);
+    finish();
+    expect((await slow).status).toBe(200);
+    await eventually(async () => expect((await limitsOf(gw, 'mock-chat')).in_flight?.remaining).toBe(1));
   });
 
   it('gives the daily count back when a stream fails before producing anything', async () => {

@@ -19,6 +19,7 @@ import { sendContent } from '../send-content.js';
 import { listBody, listPageOf } from '../list-query.js';
 import type { LimitHeadersHook } from '../tier-limit-headers.js';
 import type { InFlightWork } from '../in-flight-work.js';
+import type { Admission } from '../../limits/types.js';
 
 interface FileParams {
   file_id: string;
@@ -37,10 +38,14 @@ export function fileRoutes(
   idempotency: IdempotencyGuardDeps,
   limitHeaders: LimitHeadersHook,
   work: InFlightWork,
+  admitUpload: (request: FastifyRequest) => Admission | Promise<Admission>,
 ): void {
   const options = { config: { endpoint: 'files' }, preHandler: limitHeaders };
 
-  app.post('/files', options, async (request, reply) => {
+  app.post('/files', { config: options.config }, async (request, reply) => {
+    // Counted before a byte of the file is read: a refused upload (429) is not received at all.
+    const admission = await admitUpload(request);
+    reply.headers(admission.headers);
     // Counted as running work: a drain that cuts the upload's connection waits for the handler to
     // discard what it stored before the stores close.
     work.begin();
@@ -48,6 +53,7 @@ export function fileRoutes(
       return await upload(request, reply);
     } finally {
       work.end();
+      admission.settle({ tokens: 0, failed: false });
     }
   });
 
