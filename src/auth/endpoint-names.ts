@@ -14,6 +14,7 @@ export const ENDPOINT_NAMES = [
   'images/generations',
   'audio/speech',
   'audio/transcriptions',
+  'audio/translations',
   'files',
   'videos',
   'assets',

@@ -194,6 +194,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
           forms,
           [
             { path: '/audio/transcriptions', operation: transcriptionOperation(deps.files), form: { fileFields: ['file'], formOnly: true } },
+            { path: '/audio/translations', operation: transcriptionOperation(deps.files, 'translate'), form: { fileFields: ['file'], formOnly: true } },
             {
               path: '/videos',
               operation: videosOperation(deps.videos, deps.files),

@@ -125,6 +125,8 @@ export interface SpeechResult {
 export interface TranscriptionCall {
   /** The caller's form fields; `model` is still the public id. */
   readonly request: TranscriptionRequest;
+  /** `translate`: into English (POST /v1/audio/translations); else in the audio's own language. */
+  readonly task?: 'transcribe' | 'translate';
   readonly file: InputFile;
   readonly upstreamModel: string;
   readonly signal: CancelSignal;

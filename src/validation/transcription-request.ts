@@ -18,9 +18,13 @@ const FIELDS = new Set([
 ]);
 const GRANULARITIES = ['word', 'segment'] as const;
 
-export function validateTranscriptionFields(body: Record<string, unknown>): TranscriptionRequest {
+/** What a translation (into English) takes: no language, no timestamps, no chunking or speakers. */
+const TRANSLATION_FIELDS = new Set(['model', 'file', 'file_id', 'prompt', 'response_format', 'temperature']);
+
+export function validateTranscriptionFields(body: Record<string, unknown>, task: 'transcribe' | 'translate' = 'transcribe'): TranscriptionRequest {
+  const known = task === 'translate' ? TRANSLATION_FIELDS : FIELDS;
   for (const name of Object.keys(body)) {
-    if (!FIELDS.has(name)) throw new GatewayError('invalid_parameter', `Unknown field ${name}.`, { param: name });
+    if (!known.has(name)) throw new GatewayError('invalid_parameter', `Unknown field ${name}${task === 'translate' && FIELDS.has(name) ? ' for a translation' : ''}.`, { param: name });
   }
   const model = text(body, 'model', 256);
   if (model === undefined) throw new GatewayError('missing_required_parameter', 'model is required.', { param: 'model' });
@@ -34,7 +38,7 @@ export function validateTranscriptionFields(body: Record<string, unknown>): Tran
   if (prompt !== undefined) request.prompt = prompt;
   const format = text(body, 'response_format', 32);
   if (format !== undefined) {
-    if (!(TRANSCRIPTION_FORMATS as readonly string[]).includes(format)) {
+    if (!(TRANSCRIPTION_FORMATS as readonly string[]).includes(format) || (task === 'translate' && format === 'diarized_json')) {
       throw new GatewayError('invalid_parameter', `response_format must be one of ${TRANSCRIPTION_FORMATS.join(', ')}, got "${format}".`, { param: 'response_format' });
     }
     request.response_format = format as TranscriptionFormat;

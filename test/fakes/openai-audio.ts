@@ -116,14 +116,21 @@ export function fakeTranscriptionTokens(bytes: number): { input: number; output:
   return { input: Math.max(1, Math.ceil(bytes / 1000)), output: fakeTranscript(bytes).split(' ').length };
 }
 
-/** `malformed` answers a JSON format with a cut-off body. */
-export function fakeTranscription(parsed: unknown, malformed = false): FakeAnswer {
+/**
+ * `malformed` answers a JSON format with a cut-off body. `translate`: POST /v1/audio/translations,
+ * which takes no language, timestamps or chunking, and answers in English.
+ */
+export function fakeTranscription(parsed: unknown, malformed = false, task: 'transcribe' | 'translate' = 'transcribe'): FakeAnswer {
   if (!isFakeForm(parsed)) return openAIError(400, "Invalid Content-Type header (application/json), expected multipart/form-data. (HINT: If you're using curl, you can pass -H 'Content-Type: multipart/form-data')");
   const model = formField(parsed, 'model');
   if (model === undefined || model === '') return openAIError(400, 'you must provide a model parameter', 'model');
   const file = formFile(parsed, 'file');
   if (file === undefined) return openAIError(400, "Missing required parameter: 'file'.", 'file', 'missing_required_parameter');
   if (file.size === 0) return openAIError(400, 'Audio file might be corrupted or unsupported', 'file', 'invalid_value');
+  if (task === 'translate') {
+    const extra = ['language', 'timestamp_granularities[]', 'chunking_strategy', 'include[]'].find((name) => formValues(parsed, name).length > 0);
+    if (extra !== undefined) return openAIError(400, `Unrecognized request argument supplied: ${extra}`, extra);
+  }
   const format = formField(parsed, 'response_format') ?? 'json';
   if (!TRANSCRIPTION_FORMATS.includes(format)) {
     return openAIError(400, `Invalid value: '${format}'. Supported values are: 'json', 'text', 'srt', 'verbose_json', and 'vtt'.`, 'response_format', 'invalid_value');
@@ -148,7 +155,7 @@ export function fakeTranscription(parsed: unknown, malformed = false): FakeAnswe
     case 'vtt':
       return { status: 200, contentType: 'text/plain; charset=utf-8', text: `WEBVTT\n\n00:00:00.000 --> ${timestamp(duration, '.')}\n${text}\n\n` };
     case 'verbose_json':
-      return { status: 200, json: verbose(text, duration, formField(parsed, 'language'), granularities) };
+      return { status: 200, json: { ...verbose(text, duration, formField(parsed, 'language'), granularities), ...(task === 'translate' ? { task: 'translate' } : {}) } };
     default: {
       if (!byTokens) return { status: 200, json: { text, usage: { type: 'duration', seconds: Math.ceil(duration) } } };
       const tokens = fakeTranscriptionTokens(file.size);

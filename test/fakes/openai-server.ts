@@ -213,7 +213,7 @@ function embeddings(res: ServerResponse, parsed: unknown, b: OpenAIBehaviour): v
 function mediaAnswer(method: string, route: string, parsed: unknown, b: OpenAIBehaviour, videos: FakeVideoJobs): FakeAnswer | 'hang' | undefined {
   const video = /^\/v1\/videos\/([^/]+)(\/content)?$/.exec(route);
   const known =
-    (method === 'POST' && (route === '/v1/audio/speech' || route === '/v1/audio/transcriptions' || route === '/v1/videos')) ||
+    (method === 'POST' && (route === '/v1/audio/speech' || route === '/v1/audio/transcriptions' || route === '/v1/audio/translations' || route === '/v1/videos')) ||
     (video !== null && (method === 'GET' || (method === 'DELETE' && video[2] === undefined)));
   if (!known) return undefined;
   if (b.kind === 'hang') return 'hang';
@@ -223,6 +223,7 @@ function mediaAnswer(method: string, route: string, parsed: unknown, b: OpenAIBe
   }
   if (route === '/v1/audio/speech') return fakeSpeech(parsed, b.kind === 'cut_stream' ? b.afterChunks : undefined);
   if (route === '/v1/audio/transcriptions') return fakeTranscription(parsed, b.kind === 'malformed');
+  if (route === '/v1/audio/translations') return fakeTranscription(parsed, b.kind === 'malformed', 'translate');
   if (video === null) return videos.create(parsed);
   const id = pathSegment(video[1] ?? '');
   if (method === 'DELETE') return videos.remove(id);

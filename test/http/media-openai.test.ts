@@ -64,6 +64,24 @@ describe('through the OpenAI adapter', () => {
     expect(before - (await balance())).toBe(Math.ceil(fakeAudioSeconds(bytes.length) * 10_000));
   });
 
+  it('translates speech through the upstream\'s translations endpoint, charged as a transcription', async () => {
+    const before = await balance();
+    const bytes = Buffer.alloc(32_000, 7);
+    const result = await client.audio.translations.create({ model: 'whisper', file: await toFile(bytes, 'clip.mp3', { type: 'audio/mpeg' }), response_format: 'verbose_json' });
+    expect(result.text).toBe(fakeTranscript(bytes.length));
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.path).toBe('/v1/audio/translations');
+    await until(balance, (now) => now !== before);
+    expect(before - (await balance())).toBe(Math.ceil(fakeAudioSeconds(bytes.length) * 10_000));
+    const form = new FormData();
+    form.set('model', 'whisper');
+    form.set('language', 'fr');
+    form.set('file', new Blob([bytes], { type: 'audio/mpeg' }), 'clip.mp3');
+    const refused = await fetch(`${gw.baseURL}/audio/translations`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys.main}` }, body: form });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { param: string } }).error.param).toBe('language');
+  });
+
   it('creates a video job upstream, polls it to the end, and keeps its MP4', async () => {
     const job = await client.videos.create({ model: 'sora', prompt: 'a paper boat', seconds: '4' });
     expect(job.status).toBe('queued');

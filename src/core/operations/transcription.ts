@@ -22,7 +22,8 @@ export interface TranscriptionInput {
   readonly measuredSeconds: number | undefined;
 }
 
-export function transcriptionOperation(files: Files): UnaryOperation<TranscriptionInput> {
+/** `translate`: POST /v1/audio/translations, into English; the same charge and limits. */
+export function transcriptionOperation(files: Files, task: 'transcribe' | 'translate' = 'transcribe'): UnaryOperation<TranscriptionInput> {
   return {
     modality: 'audio',
     sizeParam: 'file',
@@ -31,7 +32,7 @@ export function transcriptionOperation(files: Files): UnaryOperation<Transcripti
         throw new GatewayError('invalid_parameter', `The request must be a multipart form, got ${typeName(body)}.`, { param: null });
       }
       const fields = body as Record<string, unknown>;
-      const request = validateTranscriptionFields(fields);
+      const request = validateTranscriptionFields(fields, task);
       const file = await inputFileOf(fields, 'file', 'file_id', files, principal);
       if (file === undefined) throw new GatewayError('missing_required_parameter', 'Send the audio in the multipart field "file" (or an uploaded file\'s id in "file_id").', { param: 'file' });
       return { model: request.model, request, file, measuredSeconds: await measuredFileSeconds(file) };
@@ -40,7 +41,7 @@ export function transcriptionOperation(files: Files): UnaryOperation<Transcripti
     bound: (input) => ({ prompt: 0, output: 0, units: Math.ceil(heldFileSeconds(input.file, input.measuredSeconds)) }),
     async call(adapter, input, route) {
       if (adapter.transcription === undefined) throw new GatewayError('capability_not_implemented', `Provider "${adapter.id}" does not implement transcription.`);
-      const result = await adapter.transcription({ request: input.request, file: input.file, upstreamModel: route.upstreamModel, signal: route.signal, requestId: route.requestId });
+      const result = await adapter.transcription({ request: input.request, task, file: input.file, upstreamModel: route.upstreamModel, signal: route.signal, requestId: route.requestId });
       const seconds = result.seconds ?? chargedFileSeconds(input.file, input.measuredSeconds);
       return { body: result.body, contentType: result.contentType, promptTokens: result.promptTokens ?? 0, completionTokens: result.completionTokens ?? 0, units: seconds };
     },

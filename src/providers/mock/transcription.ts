@@ -90,7 +90,8 @@ export async function mockTranscription(call: TranscriptionCall): Promise<Transc
   const { bytes, header } = await readUpload(call.file, call.signal);
   // A WAV of compressed samples plays for as long as its codec says, which the mock cannot decode.
   const seconds = wavDurationSeconds(header, bytes, { uncompressedOnly: true });
-  const text = `Mock transcription of ${call.file.filename} (${bytes} bytes).`;
+  const translating = call.task === 'translate';
+  const text = `Mock ${translating ? 'translation' : 'transcription'} of ${call.file.filename} (${bytes} bytes).`;
   const span = seconds ?? NOMINAL_SECONDS;
   const cue = (separator: string): string => `${timestamp(0, separator)} --> ${timestamp(span, separator)}\n${text}\n`;
   switch (call.request.response_format ?? 'json') {
@@ -101,7 +102,7 @@ export async function mockTranscription(call: TranscriptionCall): Promise<Transc
     case 'vtt':
       return { body: `WEBVTT\n\n${cue('.')}\n`, contentType: TEXT_TYPE, seconds };
     case 'verbose_json':
-      return { body: JSON.stringify(verboseJson(call.request, text, span, seconds)), contentType: JSON_TYPE, seconds };
+      return { body: JSON.stringify({ ...verboseJson(call.request, text, span, seconds), ...(translating ? { task: 'translate', language: 'english' } : {}) }), contentType: JSON_TYPE, seconds };
     case 'diarized_json': {
       // As gpt-4o-transcribe-diarize answers: segments labelled by speaker, the first known one if named.
       const speaker = call.request.known_speaker_names?.[0] ?? 'A';

@@ -13,7 +13,7 @@ import { EMBEDDINGS_PATH, embeddingsBody, embeddingsResult } from './embeddings.
 import { IMAGES_PATH, imagesBody, imagesResult } from './images.js';
 import { multipartHeaders, type MultipartBody } from './multipart-body.js';
 import { SPEECH_ACCEPT, SPEECH_PATH, speechBody, speechResult } from './speech.js';
-import { TRANSCRIPTIONS_PATH, transcriptionForm, transcriptionResult } from './transcriptions.js';
+import { TRANSCRIPTIONS_PATH, TRANSLATIONS_PATH, transcriptionForm, transcriptionResult } from './transcriptions.js';
 import { createOpenAIVideoJobs } from './videos.js';
 import { embeddingsInputCount } from '../../protocol/embeddings-tokens.js';
 import { UpstreamClient, errorBodyText, headerValue, readBodyText, type UpstreamResponse } from '../upstream/upstream-client.js';
@@ -110,7 +110,7 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
     },
 
     async transcription(call: TranscriptionCall): Promise<TranscriptionResult> {
-      const res = await sendForm(transcriptionForm(call), call.signal, TRANSCRIPTIONS_PATH);
+      const res = await sendForm(transcriptionForm(call), call.signal, call.task === 'translate' ? TRANSLATIONS_PATH : TRANSCRIPTIONS_PATH);
       const contentType = headerValue(res.headers, 'content-type');
       return transcriptionResult(providerId, apiKey, await readBodyText(res, call.signal), contentType, call.request.response_format);
     },

@@ -9,6 +9,8 @@ import { errorDetail, malformed, reportedError } from './errors.js';
 import { multipartBody, type FormPart, type MultipartBody } from './multipart-body.js';
 
 export const TRANSCRIPTIONS_PATH = '/audio/transcriptions';
+/** Speech to English text: the same form, fewer fields (the validation leaves the others out). */
+export const TRANSLATIONS_PATH = '/audio/translations';
 
 /**
  * The fields as the openai SDK names them (an array as one `name[]` part per value), the file
