@@ -33,6 +33,7 @@ import {
   validateUsageQuery,
 } from './schemas.js';
 import {
+  MAX_LEDGER_LIMIT,
   accountView,
   apiKeyView,
   ledgerEntryView,
@@ -50,7 +51,6 @@ import {
 
 export const ADMIN_PREFIX = '/admin/v1';
 export const DEFAULT_LEDGER_LIMIT = 100;
-export const MAX_LEDGER_LIMIT = 1000;
 const DAY_MS = 86_400_000;
 
 export interface AdminDeps {

@@ -15,7 +15,12 @@ const BEARER = /^Bearer\s+/i;
 
 const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
-/** A check that throws 401 `invalid_admin_token` unless the header carries the token. */
+/**
+ * A check that throws 401 `invalid_admin_token` unless the header carries the token. The presented
+ * token is trimmed (HTTP drops whitespace at a header's ends anyway); the configured one is taken
+ * as it is, since the configuration refuses a token with whitespace at either end rather than
+ * change a secret behind the operator's back.
+ */
 export function adminTokenCheck(token: string): (authorization: string | undefined) => void {
   const expected = digest(token);
   return (authorization) => {

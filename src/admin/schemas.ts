@@ -11,6 +11,7 @@ import { ajvErrorToGatewayError, locate, typeName } from '../validation/ajv-erro
 import { Nullable, StringEnum } from '../validation/schema-helpers.js';
 import { ENDPOINT_NAMES, matchesNone } from '../auth/endpoint-names.js';
 import { SDK_NAMES } from '../auth/sdk.js';
+import { parseApiKey } from '../auth/api-key.js';
 
 /** The same ids as the configuration file's `accounts[].id`. */
 const ACCOUNT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._:/-]{0,127}$';
@@ -19,8 +20,12 @@ const AccountId = Type.String({
   pattern: ACCOUNT_ID_PATTERN,
   expected: 'an id of 1 to 128 letters, digits and . _ : / -, starting with a letter or digit',
 });
-/** Free text kept in the store: PostgreSQL refuses a NUL in text, so it is refused here, naming the field. */
-const NO_NUL = { pattern: '^[^\\u0000]*$', expected: 'text without NUL characters' };
+/**
+ * Free text kept in the store: PostgreSQL refuses a NUL in text, so it is refused here, naming the
+ * field. The pattern sits in an allOf of its own so that its `expected` speaks of NUL characters
+ * only when one was sent: a value that is no string at all is told it must be a string.
+ */
+const NO_NUL = { allOf: [{ pattern: '^[^\\u0000]*$', expected: 'text without NUL characters' }] };
 const Name = Type.String({ maxLength: 200, ...NO_NUL });
 const Tier = Type.String({ minLength: 1 });
 const Credits = Type.Number();
@@ -93,6 +98,12 @@ function describeError(validate: ValidateFunction, schema: TSchema, value: unkno
     const kind = what === 'query' ? 'query parameter' : 'field';
     return new GatewayError('invalid_parameter', `Unknown ${kind} '${param}'${known.length > 0 ? ` (known: ${known.join(', ')})` : ''}.`, { param });
   }
+  // `?model=a&model=b` is parsed as an array: the mistake is the repetition, not the type.
+  const repeated = what === 'query' ? Object.entries(value as object).find(([, v]) => Array.isArray(v)) : undefined;
+  if (repeated !== undefined) {
+    const [param, values] = repeated as [string, unknown[]];
+    return new GatewayError('invalid_parameter', `Query parameter '${param}' was given ${values.length} times; give it once.`, { param });
+  }
   return ajvErrorToGatewayError(validate, value);
 }
 
@@ -105,7 +116,22 @@ function schemaAt(root: TSchema, schemaPath: string): { properties?: object } {
   return node !== null && typeof node === 'object' ? node : {};
 }
 
-export const validateCreateAccount = validator(CreateAccountSchema, 'body');
+/**
+ * An account id is stored, listed and logged in full: one that is a whole API key would show its
+ * secret everywhere (error messages mask keys, listings do not). Refused without repeating it.
+ */
+function checkAccountId(id: string): void {
+  if (parseApiKey(id) !== null) {
+    throw new GatewayError('invalid_parameter', 'id has the shape of an API key (sk-tg-<id>-<secret>); an account id is shown everywhere, so it may not be a key.', { param: 'id' });
+  }
+}
+
+const validateCreateAccountShape = validator(CreateAccountSchema, 'body');
+export const validateCreateAccount: Validator<Static<typeof CreateAccountSchema>> = (value) => {
+  const body = validateCreateAccountShape(value);
+  checkAccountId(body.id);
+  return body;
+};
 export const validateUpdateAccount = validator(UpdateAccountSchema, 'body');
 export const validateBalanceChange = validator(BalanceChangeSchema, 'body');
 export const validateCreateKey = validator(CreateKeySchema, 'body');
@@ -123,6 +149,10 @@ export type UpdateKeyBody = Static<typeof UpdateKeySchema>;
  */
 export function checkScopeNames(scope: Static<typeof ScopeSchema> | null | undefined): void {
   if (scope == null) return;
+  // Model names are the configuration's, not a fixed list, but an empty list matches none of them.
+  if (scope.models?.length === 0) {
+    throw new GatewayError('invalid_parameter', 'scope.models is empty, so the key would be refused on every request; leave models out to allow every model of the tier.', { param: 'scope.models' });
+  }
   for (const [field, names, what] of [['endpoints', ENDPOINT_NAMES, 'endpoint'], ['sdks', SDK_NAMES, 'SDK']] as const) {
     const globs = scope[field];
     if (globs !== undefined && matchesNone(globs, names)) {

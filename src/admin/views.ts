@@ -66,6 +66,9 @@ export interface ListView<T> {
   data: T[];
 }
 
+/** The most ledger entries one page holds (`?limit=`); the CLI checks its `--limit` against it too. */
+export const MAX_LEDGER_LIMIT = 1000;
+
 /** One page of a ledger, newest first, in OpenAI's list shape plus the account's balance. */
 export interface LedgerListView extends ListView<LedgerEntryView> {
   account_id: string;

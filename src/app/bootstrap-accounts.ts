@@ -9,13 +9,13 @@ import { hashSecret, parseApiKey } from '../auth/api-key.js';
 import type { Store } from '../storage/types.js';
 import { MICROS_PER_CREDIT } from '../billing/pricing.js';
 
-
 export async function bootstrapAccounts(store: Store, accounts: readonly AccountConfig[]): Promise<void> {
   for (const account of accounts) {
     const created = await store.createAccountIfAbsent({
       id: account.id,
       name: account.name ?? null,
       tier: account.tier,
+      // validateConfig refused credits with more than six decimals: this only undoes the double's error.
       balanceMicros: Math.round(account.credits * MICROS_PER_CREDIT),
     });
     if (!created) await store.updateAccount(account.id, { name: account.name ?? null, tier: account.tier });

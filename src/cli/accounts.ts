@@ -1,7 +1,7 @@
 /**
  * `tollgate accounts ...`: accounts and their credits, through a running gateway's admin API.
  */
-import type { AccountView, BalanceChangeView, LedgerListView, ListView } from '../admin/views.js';
+import { MAX_LEDGER_LIMIT, type AccountView, type BalanceChangeView, type LedgerListView, type ListView } from '../admin/views.js';
 import { creditsArg, parseCommand, seg } from './admin-client.js';
 import { credits, fields, orDash, printJson, table, time } from './output.js';
 import { UsageError } from './usage-error.js';
@@ -17,7 +17,8 @@ export const ACCOUNTS_HELP = `  accounts list                         Accounts w
                                         (an "adjustment" ledger entry).
   accounts ledger ID [--limit N] [--after ENTRY]
                                         Ledger entries, newest first, N at a time (default
-                                        20); --after the last entry shown reads on.`;
+                                        20, at most 1000); --after the last entry shown
+                                        reads on.`;
 
 export function accountBlock(account: AccountView): string {
   return fields([
@@ -92,7 +93,9 @@ export async function accounts(argv: string[]): Promise<number> {
       const limit = (cmd.values.limit as string | undefined) ?? '20';
       const after = cmd.values.after as string | undefined;
       // Mistakes on the command line, told as such (exit status 2), not left for the server to refuse.
-      if (!/^[1-9]\d{0,8}$/.test(limit)) throw new UsageError(`--limit must be a whole number of entries, such as 50 (got "${limit}")`);
+      if (!/^[1-9]\d{0,8}$/.test(limit) || Number(limit) > MAX_LEDGER_LIMIT) {
+        throw new UsageError(`--limit must be a whole number of entries from 1 to ${MAX_LEDGER_LIMIT}, such as 50 (got "${limit}")`);
+      }
       if (after !== undefined && !/^le_[0-9a-f]{32}$/.test(after)) throw new UsageError(`--after must be a ledger entry id, le_ and 32 hex digits, as the previous page ends with (got "${after}")`);
       const query = `limit=${limit}${after === undefined ? '' : `&after=${after}`}`;
       const ledger = await cmd.client().get<LedgerListView>(`/accounts/${seg(cmd.positionals[0]!)}/ledger?${query}`);

@@ -35,6 +35,8 @@ function keyIdArg(text: string): string {
   return id;
 }
 
+const EXAMPLES = { models: 'gpt-*', endpoints: 'chat/completions', sdks: 'openai-js' } as const;
+
 const list = (text: string): string[] => text.split(',').map((s) => s.trim()).filter((s) => s !== '');
 
 /** The scope the options describe, or undefined when they name none. */
@@ -53,7 +55,14 @@ function scopeFrom(cmd: ParsedCommand): Record<string, unknown> | undefined {
     }
   }
   if (lists.length === 0) return undefined;
-  return Object.fromEntries(lists.map((k) => [k, list(values[k] as string)]));
+  return Object.fromEntries(
+    lists.map((k) => {
+      const names = list(values[k] as string);
+      // An empty list would match nothing: the key would be refused on every request.
+      if (names.length === 0) throw new UsageError(`--${k} needs at least one name or glob, such as --${k} '${EXAMPLES[k]}' (leave it out to allow every one the tier allows)`);
+      return [k, names];
+    }),
+  );
 }
 
 export function keyBlock(key: ApiKeyView): string {

@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { loadConfigFile } from '../config/load.js';
 import { embeddedDefaultConfig } from '../config/embedded-default.js';
 import { ConfigError } from '../config/config-error.js';
-import type { Config } from '../config/schema.js';
+import { MAX_TIMER_MS, type Config } from '../config/schema.js';
 import { createLogger } from '../logging/logger.js';
 import { createGateway } from '../app/gateway.js';
 import { ensureDemoAccount } from '../app/demo-account.js';
@@ -40,6 +40,8 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
     throw err;
   }
   const port = values.port !== undefined ? parsePort(values.port, '--port') : env.PORT ? parsePort(env.PORT, 'PORT') : config.server.port;
+  // An empty host would listen on every interface, as an empty server.host would.
+  if (values.host === '') throw new UsageError('--host must be an address such as 127.0.0.1 or 0.0.0.0 (got "")');
   const host = values.host ?? config.server.host;
 
   const logger = createLogger(config.log.level);
@@ -82,7 +84,8 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv = process.env
       closing = true;
       logger.info({ signal }, 'shutting down');
       // The drain, the settlements' grace, and a margin for the rest: past it, the close is stuck.
-      const bound = config.server.shutdown_timeout_ms + CLOSE_GRACE_MS + CLOSE_MARGIN_MS;
+      // Within what a timer can wait: a longer delay would fire at once (schema.ts, MAX_TIMER_MS).
+      const bound = Math.min(config.server.shutdown_timeout_ms + CLOSE_GRACE_MS + CLOSE_MARGIN_MS, MAX_TIMER_MS);
       const stuck = setTimeout(() => {
         logger.error({ after_ms: bound }, 'shutdown did not finish; exiting');
         exit(1);

@@ -166,6 +166,8 @@ export function expected(schema: Schema): string {
  * but its value was not (a string where a union allows only certain strings; 1.5 for an integer).
  */
 function received(data: unknown, schema: Schema): string {
+  // JSON.parse reads 1e400 as Infinity, which no number schema takes: "got number" would say nothing.
+  if (typeof data === 'number' && !Number.isFinite(data)) return 'a number too large to represent';
   if (typeof data === 'number' && !Number.isInteger(data) && accepts(schema, 'integer')) return String(data);
   if (typeof data === 'string' && accepts(schema, 'string')) return formatValue(data);
   return typeName(data);

@@ -27,10 +27,27 @@ describe('LocalBlobStore', () => {
     await store.close();
   });
 
-  it('rejects a put when its directory cannot be made, and destroys the source', async () => {
+  it('refuses at once a directory it cannot make or write, naming blobs.directory', async () => {
     const blocker = freshDirectory();
     await writeFile(blocker, 'a file where the directory should be');
+    for (const directory of [join(blocker, 'blobs'), blocker]) {
+      expect(() => new LocalBlobStore(directory)).toThrow(`blobs.directory "${directory}" cannot be used: it must be a directory this process can create and write`);
+    }
+  });
+
+  it('leaves nothing of its start-up check in the directory', async () => {
+    const directory = freshDirectory();
+    const store = new LocalBlobStore(directory);
+    expect(await readdir(directory)).toEqual([]);
+    await store.close();
+  });
+
+  it('rejects a put when its directory cannot be made, and destroys the source', async () => {
+    const blocker = freshDirectory();
     const store = new LocalBlobStore(join(blocker, 'blobs'));
+    // Usable at start, then a file where the directory should be.
+    await rm(blocker, { recursive: true });
+    await writeFile(blocker, 'a file where the directory should be');
     const source = Readable.from([Buffer.from('data')]);
     await expect(store.put(source, { contentType: 'text/plain', maxBytes: 100 })).rejects.toThrow();
     expect(source.destroyed).toBe(true);

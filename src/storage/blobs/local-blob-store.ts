@@ -10,7 +10,7 @@
  * Close waits for the puts under way (puts-in-flight.ts): a process that exits once its store
  * closed would otherwise cut them halfway.
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { lstat, mkdir, open, readdir, readFile, rename, rm, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -42,10 +42,13 @@ export class LocalBlobStore implements BlobStore {
   private closing: Promise<void> | undefined;
   private readonly puts = new PutsInFlight();
 
+  /** Throws, naming the directory, when it cannot be made or written (see assertUsable). */
   constructor(
     private readonly directory: string,
     private readonly options: LocalBlobStoreOptions = {},
-  ) {}
+  ) {
+    assertUsable(directory);
+  }
 
   async put(source: BlobSource, options: PutOptions): Promise<BlobInfo> {
     const meter = new MeteredSource(source, options.maxBytes);
@@ -197,6 +200,24 @@ export class LocalBlobStore implements BlobStore {
 
   private assertOpen(): void {
     if (this.closed) throw blobStoreClosed();
+  }
+}
+
+/**
+ * Makes the directory and creates (then removes) an empty file in it, so that a directory that
+ * cannot be used (a path under a regular file, no permission, a read-only volume) stops start-up
+ * with its name, rather than failing every upload and generated image from the first one on. Done
+ * once, when the gateway opens the store, hence synchronously: a mkdir and an empty file.
+ */
+function assertUsable(directory: string): void {
+  // A temporary name the leftover sweep removes, should the process die before the unlink.
+  const probe = join(directory, `.${newBlobId()}.partial`);
+  try {
+    mkdirSync(directory, { recursive: true });
+    writeFileSync(probe, '', { flag: 'wx' });
+    unlinkSync(probe);
+  } catch (err) {
+    throw new Error(`blobs.directory "${directory}" cannot be used: it must be a directory this process can create and write (${(err as Error).message})`, { cause: err });
   }
 }
 
