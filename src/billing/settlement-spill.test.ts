@@ -29,14 +29,19 @@ function settlement(requestId: string): Settlement {
   };
 }
 
-/** A store that records what it commits; `down` refuses everything, `refused` one request id. */
-function fakeStore(options: { down?: boolean; refused?: string } = {}) {
+/**
+ * A store that records what it commits; `down` fails everything (as a store that cannot write),
+ * from the `downAfter`-th commit on if given; `refused` refuses one request id for what it holds.
+ */
+function fakeStore(options: { down?: boolean; downAfter?: number; refused?: string } = {}) {
   const committed: Settlement[] = [];
+  let commits = 0;
   return {
     committed,
     commitSettlements(settlements: readonly Settlement[]): Promise<void> {
-      if (options.down === true) return Promise.reject(new Error('connection refused'));
-      if (settlements.some((s) => s.requestId === options.refused)) return Promise.reject(new Error('value too long'));
+      commits++;
+      if (options.down === true && commits > (options.downAfter ?? 0)) return Promise.reject(Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' }));
+      if (settlements.some((s) => s.requestId === options.refused)) return Promise.reject(Object.assign(new Error('value too long'), { code: '22001' }));
       committed.push(...settlements);
       return Promise.resolve();
     },
@@ -62,6 +67,23 @@ describe('SettlementSpillDirectory', () => {
     spill.write('unsettled', [settlement('r1')]);
     await spill.recover(fakeStore({ down: true }) as unknown as Store, logger);
     expect(readdirSync(dir)).toHaveLength(1);
+  });
+
+  it('keeps the whole file, setting nothing aside, when the store stops taking writes partway', async () => {
+    const dir = directory();
+    const spill = new SettlementSpillDirectory(dir);
+    spill.write('unsettled', Array.from({ length: 300 }, (_, i) => settlement(`r${i}`)));
+    const store = fakeStore({ down: true, downAfter: 1 });
+    await spill.recover(store as unknown as Store, logger);
+    expect(store.committed).toHaveLength(200);
+    const left = readdirSync(dir);
+    expect(left).toHaveLength(1);
+    expect(left[0]).toMatch(/^tollgate-unsettled-/);
+    // The next start, the store back, commits it all (the first 200 again, which commits are idempotent for).
+    const back = fakeStore();
+    await spill.recover(back as unknown as Store, logger);
+    expect(back.committed).toHaveLength(300);
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it('sets aside what the store refuses alone, commits the rest', async () => {

@@ -11,6 +11,7 @@ import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, r
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Settlement, Store } from '../storage/types.js';
+import { isRefusedWrite } from '../storage/refused-write.js';
 
 export type SpillKind = 'unsettled' | 'rejected';
 
@@ -45,8 +46,8 @@ export class SettlementSpillDirectory implements SettlementSpill {
 
   /**
    * Commits every `unsettled` file left by an earlier shutdown, then deletes it. Settlements the
-   * store refuses one by one go to a `rejected` file; a file the store cannot take at all (it is
-   * down) stays for the next start.
+   * store refuses for what they hold go to a `rejected` file; a file the store cannot take now (it
+   * is down, full, read-only) stays whole for the next start, since a commit is idempotent.
    */
   async recover(store: Store, logger: Logger): Promise<void> {
     let names: string[];
@@ -62,30 +63,40 @@ export class SettlementSpillDirectory implements SettlementSpill {
         .split('\n')
         .filter((line) => line !== '')
         .map((line) => JSON.parse(line, toBytes) as Settlement);
-      const rejected: Settlement[] = [];
       try {
-        for (let at = 0; at < settlements.length; at += RECOVERY_CHUNK) {
-          const chunk = settlements.slice(at, at + RECOVERY_CHUNK);
-          await store.commitSettlements(chunk).catch(async () => {
-            for (const one of chunk) await store.commitSettlements([one]).catch(() => rejected.push(one));
-          });
+        const rejected = await commitAll(store, settlements);
+        if (rejected.length > 0) {
+          const kept = this.write('rejected', rejected);
+          logger.error({ file: kept, settlements: rejected.length }, 'settlements the store refuses were set aside');
         }
+        unlinkSync(path);
+        logger.warn({ file: path, committed: settlements.length - rejected.length }, 'committed the settlements left at the last shutdown');
       } catch (err) {
         logger.error({ err, file: path }, 'settlements left at the last shutdown could not be committed; they stay for the next start');
-        continue;
       }
-      if (rejected.length === settlements.length && settlements.length > 0) {
-        logger.error({ file: path, settlements: settlements.length }, 'the store took none of the settlements left at the last shutdown; they stay for the next start');
-        continue;
-      }
-      if (rejected.length > 0) {
-        const kept = this.write('rejected', rejected);
-        logger.error({ file: kept, settlements: rejected.length }, 'settlements the store refuses were set aside');
-      }
-      unlinkSync(path);
-      logger.warn({ file: path, committed: settlements.length - rejected.length }, 'committed the settlements left at the last shutdown');
     }
   }
+}
+
+/** Commits in chunks; a chunk that fails goes one by one. Returns those refused for what they hold; throws when the store cannot write. */
+async function commitAll(store: Store, settlements: readonly Settlement[]): Promise<Settlement[]> {
+  const rejected: Settlement[] = [];
+  for (let at = 0; at < settlements.length; at += RECOVERY_CHUNK) {
+    const chunk = settlements.slice(at, at + RECOVERY_CHUNK);
+    try {
+      await store.commitSettlements(chunk);
+    } catch {
+      for (const one of chunk) {
+        try {
+          await store.commitSettlements([one]);
+        } catch (err) {
+          if (!isRefusedWrite(err)) throw err;
+          rejected.push(one);
+        }
+      }
+    }
+  }
+  return rejected;
 }
 
 /** A recorded response's bytes, as base64 (JSON would spell a Buffer out byte by byte). */

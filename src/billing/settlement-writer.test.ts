@@ -38,8 +38,8 @@ function fakeStore() {
     batches,
     commitSettlements(settlements: readonly Settlement[]): Promise<void> {
       if (fake.hanging) return new Promise(() => undefined);
-      if (fake.failing) return Promise.reject(new Error('disk full'));
-      if (settlements.some((s) => fake.refused.has(s.requestId))) return Promise.reject(new Error('value too long for type character varying(256)'));
+      if (fake.failing) return Promise.reject(Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }));
+      if (settlements.some((s) => fake.refused.has(s.requestId))) return Promise.reject(Object.assign(new Error('value too long for type character varying(256)'), { code: '22001' }));
       batches.push(settlements.map((s) => s.requestId));
       return Promise.resolve();
     },
@@ -260,7 +260,7 @@ describe('SettlementWriter', () => {
     await expect(writer.close(100)).rejects.toThrow(/1 settlements/);
   });
 
-  it('sets aside a settlement the store refuses while it answers, and commits the rest, before and after it', async () => {
+  it('sets aside a settlement the store refuses for what it holds, and commits the rest, before and after it', async () => {
     const store = fakeStore();
     const spill = fakeSpill();
     const writer = new SettlementWriter(store as unknown as Store, logger, spill, 60_000);
@@ -272,19 +272,47 @@ describe('SettlementWriter', () => {
     await writer.close();
   });
 
-  it('sets nothing aside while the store is down: the batch waits whole for it', async () => {
+  it('sets nothing aside while the store cannot write (full, though it answers): the batch waits whole for it', async () => {
     const store = fakeStore();
     const spill = fakeSpill();
     const writer = new SettlementWriter(store as unknown as Store, logger, spill, 50);
     let failures = 0;
     writer.observer = { committed: () => undefined, failed: () => failures++ };
     store.failing = true;
+    // It answers a ping all along: only what a write's failure says tells a full disk from a bad settlement.
+    store.ping = () => Promise.resolve();
     const waiting = writer.commit(settlement('a'));
-    await until(() => Promise.resolve(failures), (n) => n >= 4);
+    await until(() => Promise.resolve(failures), (n) => n >= 5);
     expect(spill.written).toEqual([]);
     store.failing = false;
     await waiting;
     await writer.close();
     expect(store.batches.flat()).toEqual(['a']);
+  });
+
+  it('writes out for the next start what comes after the close, rather than dropping it', async () => {
+    const store = fakeStore();
+    const spill = fakeSpill();
+    const writer = new SettlementWriter(store as unknown as Store, logger, spill, 60_000);
+    await writer.close();
+    await writer.commit(settlement('late'));
+    writer.record(usage('late-usage'));
+    expect(spill.written).toEqual([{ kind: 'unsettled', ids: ['late'] }, { kind: 'unsettled', ids: ['late-usage'] }]);
+    expect(store.batches).toEqual([]);
+  });
+
+  it('keeps a refused settlement queued when it cannot be written out either', async () => {
+    const store = fakeStore();
+    const writer = new SettlementWriter(store as unknown as Store, logger, { write: () => { throw new Error('disk full'); } }, 60_000);
+    store.refused.add('bad');
+    void writer.commit(settlement('bad'));
+    let failures = 0;
+    writer.observer = { committed: () => undefined, failed: () => failures++ };
+    await until(() => Promise.resolve(failures), (n) => n >= 5);
+    expect(writer.backlog).toBe(1);
+    store.refused.clear();
+    await until(() => Promise.resolve(writer.backlog), (n) => n === 0);
+    expect(store.batches.flat()).toEqual(['bad']);
+    await writer.close();
   });
 });

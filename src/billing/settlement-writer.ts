@@ -20,15 +20,17 @@
  * A commit that fails is retried, in order, until it succeeds or the gateway closes; callers wait
  * for their own settlement's commit (so a charge is durable before the response finishes) for at
  * most `waitMs`, after which the response goes out and the settlement stays queued. A batch that
- * keeps failing while the store answers holds a settlement the store refuses (a value it cannot
- * keep): its settlements are then committed one by one and the refused one set aside (see
- * settlement-spill.ts), so that one bad settlement does not hold up every charge behind it. What
- * is still queued when the close's grace has passed (the store down or hung) is spilled to a file
- * committed at the next start, not lost.
+ * keeps failing because the store refuses what it holds (a value the schema cannot keep, see
+ * storage/refused-write.ts) is committed one settlement at a time and the refused one set aside
+ * (settlement-spill.ts), so that one bad settlement does not hold up every charge behind it; a
+ * store that cannot write now (down, full, read-only) sets nothing aside: the batch waits. What is
+ * still queued when the close's grace has passed (the store down or hung), and what comes after
+ * the close, is spilled to a file committed at the next start, not lost.
  */
 import type { Logger } from 'pino';
 import type { Settlement, Store, UsageRecord } from '../storage/types.js';
 import type { SettlementSpill } from './settlement-spill.js';
+import { isRefusedWrite } from '../storage/refused-write.js';
 
 const MAX_BATCH = 500;
 const RETRY_MS = 200;
@@ -57,7 +59,7 @@ const USAGE_EVERY_MS = 1_000;
 const BUSY_BATCH = 6;
 const GATHER_TURNS = 8;
 const GATHER_TARGET = 64;
-/** Failures of one batch in a row after which, if the store answers, the batch is taken apart. */
+/** Refusals of one batch in a row after which it is taken apart (a refusal may be a passing race). */
 const ISOLATE_AFTER = 3;
 /** How long the close tries to commit what is queued before spilling it. */
 export const CLOSE_GRACE_MS = 5_000;
@@ -114,6 +116,10 @@ export class SettlementWriter {
 
   /** Queues a usage record, written with others off the request's path. */
   record(usage: UsageRecord): void {
+    if (this.abandoned) {
+      void this.lateSettlements([usageOnly(usage)]);
+      return;
+    }
     this.usage.push(usage);
     if (this.usage.length >= USAGE_BATCH) this.writeUsage();
   }
@@ -131,6 +137,7 @@ export class SettlementWriter {
    * settlement is really committed, however long that takes.
    */
   commit(settlement: Settlement, now = false, durable: () => void = nothing): Promise<void> {
+    if (this.abandoned) return this.lateSettlements([settlement]);
     return new Promise((resolve) => {
       this.queue.push({ settlement, resolve, durable, queuedAt: performance.now(), released: false });
       this.patience ??= this.armPatience(this.waitMs);
@@ -211,8 +218,7 @@ export class SettlementWriter {
         this.tell((observer) => observer.failed());
         if (failures === 1) this.logger.error({ err, queued: this.queue.length + this.usage.length }, 'could not commit settlements; retrying');
         if (this.abandoned) break;
-        if (failures >= ISOLATE_AFTER && this.spill !== null && (await this.storeAnswers())) {
-          await this.commitApart(batch);
+        if (failures >= ISOLATE_AFTER && this.spill !== null && isRefusedWrite(err) && (await this.commitApart(batch))) {
           failures = 0;
           continue;
         }
@@ -222,31 +228,35 @@ export class SettlementWriter {
     this.running = null;
   }
 
-  private storeAnswers(): Promise<boolean> {
-    return this.store.ping().then(
-      () => true,
-      () => false,
-    );
-  }
-
   /**
-   * The batch's settlements one at a time, the store answering: those it refuses alone are set
+   * The batch's settlements one at a time: those the store refuses for what they hold are set
    * aside (written to a file, logged) and count as done, so that what follows them is committed.
+   * Whether the batch is done: not when the store fails otherwise (it cannot write now), nor when
+   * the refused ones could not be written out; the batch is then retried whole (what it committed
+   * meanwhile is committed once: commits are idempotent).
    */
-  private async commitApart(batch: { settlements: Settlement[]; finish: () => void }): Promise<void> {
+  private async commitApart(batch: { settlements: Settlement[]; finish: () => void }): Promise<boolean> {
     const refused: Settlement[] = [];
     for (const settlement of batch.settlements) {
       try {
         await this.store.commitSettlements([settlement]);
       } catch (err) {
-        // Down again, rather than refusing this one: the batch is retried whole, as before.
-        if (!(await this.storeAnswers())) return;
+        if (!isRefusedWrite(err)) return false;
         this.logger.error({ err, request_id: settlement.requestId }, 'the store refuses this settlement; it is set aside');
         refused.push(settlement);
       }
     }
-    if (refused.length > 0) this.setAside('rejected', refused);
+    if (refused.length > 0 && !this.setAside('rejected', refused)) return false;
     batch.finish();
+    return true;
+  }
+
+  /** A settlement that comes after the close (a handler the drain stopped waiting for): written out for the next start. */
+  private lateSettlements(settlements: Settlement[]): Promise<void> {
+    // setAside logs them in full when even the file fails.
+    if (this.spill !== null) this.setAside('unsettled', settlements);
+    else this.logger.fatal({ settlements }, 'a settlement came after shutdown; it is in this log line only');
+    return Promise.resolve();
   }
 
   /** Writes settlements to the spill; a spill that fails is logged with the settlements themselves, the last place they are. */

@@ -14,8 +14,11 @@ import { ensureDemoAccount } from '../app/demo-account.js';
 import { UsageError } from './usage-error.js';
 import { CLOSE_GRACE_MS } from '../billing/settlement-writer.js';
 
-/** What the close may take beyond the drain and the settlements' grace (the store, Redis, the blobs). */
-const CLOSE_MARGIN_MS = 10_000;
+/**
+ * What the close may take beyond the drain and the settlements' grace: the streams' last frames
+ * (1 s), the settlements the drain waits for (5 s), the blob puts (5 s), the store and Redis.
+ */
+const CLOSE_MARGIN_MS = 20_000;
 const EXIT_AFTER_CLOSE_MS = 1_000;
 
 function parsePort(value: string, source: string): number {

@@ -30,7 +30,7 @@ describe('ResponsesPresenter.json', () => {
     expect(response).toMatchObject({
       id: 'resp_0123456789abcdef0123456789abcdef', object: 'response', created_at: 1700000000, status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, max_output_tokens: 10,
       output: [
-        { type: 'message', id: 'msg_0123456789abcdef0123456789abcdef', status: 'incomplete', content: [{ type: 'output_text', text: 'Partly', annotations: [] }] },
+        { type: 'message', id: 'msg_0123456789abcdef0123456789abcdef', status: 'completed', content: [{ type: 'output_text', text: 'Partly', annotations: [] }] },
         { type: 'function_call', id: 'fc_0123456789abcdef0123456789abcdef_0', call_id: 'call_1', name: 'f', arguments: '{"a":1}', status: 'incomplete' },
       ],
       usage: { input_tokens: 5, input_tokens_details: { cached_tokens: 2 }, output_tokens: 10, total_tokens: 15 },
@@ -77,6 +77,18 @@ describe('ResponsesStream', () => {
     const seen = events(stream.push(chunk({ content: 'a' }, 'length') + 'data: [DONE]\n\n'));
     expect(seen.at(-1)![0]).toBe('response.incomplete');
     expect(seen.at(-1)![1]).toMatchObject({ response: { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output: [{ type: 'message', status: 'incomplete' }] } });
+  });
+
+  it('marks only the item the cap cut incomplete, streamed as whole', () => {
+    const stream = presenter().stream();
+    const out = stream.push(
+      chunk({ content: 'Checking.' }) + chunk({ tool_calls: [{ index: 0, id: 'call_9', type: 'function', function: { name: 'f', arguments: '{"x"' } }] }, 'length') + 'data: [DONE]\n\n',
+    );
+    const completed = events(out).at(-1)![1].response as { output: Array<{ type: string; status: string }> };
+    expect(completed.output.map((item) => [item.type, item.status])).toEqual([
+      ['message', 'completed'],
+      ['function_call', 'incomplete'],
+    ]);
   });
 
   it('gives text that follows a tool call a message item of its own id', () => {

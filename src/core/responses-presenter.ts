@@ -114,8 +114,9 @@ export class ResponsesPresenter implements AnswerPresenter {
     }
     calls.forEach((call: ToolCall, i) => output.push({ type: 'function_call', id: this.callId(i), call_id: call.id, name: call.function.name, arguments: call.function.arguments, status: 'completed' }));
     const finish = choice?.finish_reason ?? null;
-    // Items the output cap or a content filter cut short are incomplete, as the response is.
-    if (incompleteOf(finish) !== null) for (const item of output) item.status = 'incomplete';
+    // The item the output cap or a content filter cut short, the last, is incomplete, as the response is.
+    const last = output.at(-1);
+    if (incompleteOf(finish) !== null && last !== undefined) last.status = 'incomplete';
     // A response always has its usage (clients such as the Vercel AI SDK require it): the
     // upstream's, or what was counted for an upstream that gave none.
     this.shownResponse = this.response({ created: parsed.created, model: parsed.model, status: incompleteOf(finish) === null ? 'completed' : 'incomplete', finish, output, usage: parsed.usage ?? counted });
@@ -321,12 +322,14 @@ export class ResponsesStream {
     let out = '';
     if (!this.started) out += this.chunk({}, true);
     const incomplete = incompleteOf(this.finish) !== null;
-    // What the output cap or a content filter cut short is incomplete, as the response is.
-    const status = incomplete ? 'incomplete' : 'completed';
-    out += this.closeMessage(status);
+    // The item the output cap or a content filter cut short, the last one, is incomplete, as the
+    // response is; those before it had ended.
+    const cut = incomplete ? this.nextOutput - 1 : -1;
+    const statusOf = (outputIndex: number): 'completed' | 'incomplete' => (outputIndex === cut ? 'incomplete' : 'completed');
+    if (this.message !== null) out += this.closeMessage(statusOf(this.message.outputIndex));
     for (const open of [...this.calls.values()].sort((a, b) => a.outputIndex - b.outputIndex)) {
       if (!open.announced) out += this.announce(open);
-      open.item.status = status;
+      open.item.status = statusOf(open.outputIndex);
       this.done[open.outputIndex] = open.item;
       out += this.event('response.function_call_arguments.done', { item_id: open.item.id, output_index: open.outputIndex, name: open.item.name, arguments: open.item.arguments });
       out += this.event('response.output_item.done', { output_index: open.outputIndex, item: open.item });
