@@ -193,6 +193,12 @@ describe('configuration checks', () => {
     expect(err.message).toContain(`is ${JSON.stringify(size)}, less than 1 byte; give at least 1 byte`);
   });
 
+  it('refuses a route upstream model name over 256 characters, which no usage record could hold', () => {
+    const err = configError(minimal.replace('model: meta-llama/Llama-3.1-8B', `model: ${'m'.repeat(257)}`));
+    expect(err.field).toBe('models[0].routes[0].model');
+    expect(() => parseConfigText(minimal.replace('model: meta-llama/Llama-3.1-8B', `model: ${'m'.repeat(256)}`), 'tollgate.yaml', { UPSTREAM_KEY: 'x' })).not.toThrow();
+  });
+
   it('refuses an empty server.host, which would listen on every interface', () => {
     expect(configError(`${minimal}\nserver: { host: "" }\n`).message).toBe('tollgate.yaml: server.host: must not be empty');
   });

@@ -97,7 +97,8 @@ export const PriceSchema = Type.Object(
 export const RouteSchema = Type.Object(
   {
     provider: Id,
-    model: Type.String({ minLength: 1 }),
+    // The usage record and the video job keep it in a column of 256 characters: a longer one would fail every charge of the route.
+    model: Type.String({ minLength: 1, maxLength: 256 }),
     priority: Type.Integer({ minimum: 0, default: 1, description: 'routes with the lowest number are tried first; higher numbers are fallbacks' }),
     weight: Type.Number({ exclusiveMinimum: 0, default: 1, description: 'share of traffic among routes of the same priority (weighted strategy)' }),
   },
