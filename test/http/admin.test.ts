@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { errorOf, isEnvelope, MOCK_MODEL, startGateway, type RunningGateway } from '../support/gateway-harness.js';
 import type { Settlement } from '../../src/storage/types.js';
+import { generateApiKey } from '../../src/auth/api-key.js';
 
 const TOKEN = 'admin-token-for-the-tests-0123456789';
 let gw: RunningGateway;
@@ -109,6 +110,14 @@ describe('the admin token', () => {
     await fails(admin('GET', '/accounts/never-made'), 404, 'account_not_found');
     await fails(admin('GET', '/accounts?limit=1'), 400, 'invalid_parameter', 'limit');
     await fails(admin('DELETE', '/keys/x?force=1'), 400, 'invalid_parameter', 'force');
+  });
+
+  it('refuses an account id shaped like an API key without repeating it, and a scope of no models', async () => {
+    const { key: keyShaped } = generateApiKey();
+    const refused = await fails(admin('POST', '/accounts', { id: keyShaped, tier: 'standard' }), 400, 'invalid_parameter', 'id');
+    expect(JSON.stringify(refused)).not.toContain(keyShaped.slice(-20));
+    const account = await newAccount();
+    await fails(admin('POST', `/accounts/${account}/keys`, { scope: { models: [] } }), 400, 'invalid_parameter', 'scope.models');
   });
 
   it('answers unknown admin paths 404 route_not_found and wrong methods with Allow', async () => {
