@@ -12,6 +12,7 @@ export const ENDPOINT_NAMES = [
   'responses',
   'embeddings',
   'images/generations',
+  'images/edits',
   'audio/speech',
   'audio/transcriptions',
   'audio/translations',

@@ -87,6 +87,11 @@ export async function receiveForm(request: FastifyRequest, blobs: BlobStore, lim
         fields.set(name, [...(fields.get(name) ?? []), String(part.value)]);
         continue;
       }
+      // One file a field: a second (the SDK sends an array as `name[]` parts) would silently replace the first.
+      if (files.some((file) => file.field === name)) {
+        part.file.resume();
+        throw new GatewayError('invalid_parameter', `The field ${name} takes one file here.`, { param: name });
+      }
       files.push(await storeFile(part, name, blobs, limits, idle));
     }
   } catch (err) {

@@ -35,6 +35,7 @@ import type { Assets } from '../assets/assets.js';
 import fastifyMultipart from '@fastify/multipart';
 import { speechOperation } from '../core/operations/speech.js';
 import { transcriptionOperation } from '../core/operations/transcription.js';
+import { imageEditOperation } from '../core/operations/image-edits.js';
 import { videosOperation } from '../core/operations/videos.js';
 import { fileRoutes } from './routes/files.js';
 import { videoRoutes } from './routes/videos.js';
@@ -195,6 +196,7 @@ export function buildHttpServer(deps: HttpServerDeps): FastifyInstance {
           [
             { path: '/audio/transcriptions', operation: transcriptionOperation(deps.files), form: { fileFields: ['file'], formOnly: true } },
             { path: '/audio/translations', operation: transcriptionOperation(deps.files, 'translate'), form: { fileFields: ['file'], formOnly: true } },
+            { path: '/images/edits', operation: imageEditOperation(deps.assets, deps.files), form: { fileFields: ['image', 'mask'], formOnly: true } },
             {
               path: '/videos',
               operation: videosOperation(deps.videos, deps.files),

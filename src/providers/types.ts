@@ -89,6 +89,13 @@ export interface ImagesCall {
   readonly requestId: string;
 }
 
+/** An image edit (POST /v1/images/edits): the request's text fields, the picture to edit and its mask. */
+export interface ImageEditCall extends ImagesCall {
+  readonly image: InputFile;
+  /** Transparent where the picture is to change (a PNG the picture's size). */
+  readonly mask?: InputFile;
+}
+
 export interface GeneratedImage {
   readonly data: Buffer;
   readonly contentType: string;
@@ -204,6 +211,8 @@ export interface ProviderAdapter {
   embeddings?(call: EmbeddingsCall): Promise<EmbeddingsResult>;
   /** Image generation; absent when the adapter implements none. The images come back as bytes. */
   images?(call: ImagesCall): Promise<ImagesResult>;
+  /** Image editing (a picture and a prompt, a mask optional); absent when the adapter implements none. */
+  imageEdit?(call: ImageEditCall): Promise<ImagesResult>;
   /** Text to speech; absent when the adapter implements none. */
   speech?(call: SpeechCall): Promise<SpeechResult>;
   /** Speech to text from an uploaded file; absent when the adapter implements none. */

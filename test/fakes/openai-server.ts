@@ -11,7 +11,7 @@ import { listenLocal } from '../support/local-server.js';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { fakeEmbeddings } from './openai-embeddings.js';
-import { FAKE_FILES_PATH, TINY_PNG, fakeImages } from './openai-images.js';
+import { FAKE_FILES_PATH, TINY_PNG, fakeImageEdit, fakeImages } from './openai-images.js';
 import { writeAnswer, type FakeAnswer } from './fake-answer.js';
 import { fakeSpeech, fakeTranscription } from './openai-audio.js';
 import { FakeVideoJobs } from './openai-videos.js';
@@ -129,6 +129,10 @@ function handle(req: IncomingMessage, res: ServerResponse, path: string, parsed:
   if (req.method === 'POST' && path.split('?')[0] === '/v1/embeddings') return embeddings(res, parsed, b);
   if (req.method === 'POST' && path.split('?')[0] === '/v1/images/generations') {
     const answer = fakeImages(typeof parsed === 'object' && parsed !== null ? parsed : {}, `http://${req.headers.host ?? '127.0.0.1'}`);
+    return sendJson(res, answer.status, answer.body);
+  }
+  if (req.method === 'POST' && path.split('?')[0] === '/v1/images/edits') {
+    const answer = fakeImageEdit(parsed);
     return sendJson(res, answer.status, answer.body);
   }
   const media = mediaAnswer(req.method ?? 'GET', path.split('?')[0] ?? '', parsed, b, videos);

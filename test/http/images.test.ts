@@ -5,7 +5,7 @@
  * with range requests and account scoping.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
 import { startGateway, type RunningGateway } from '../support/gateway-harness.js';
 import { FAKE_OPENAI_KEY, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server.js';
 import { TINY_PNG } from '../fakes/openai-images.js';
@@ -132,6 +132,46 @@ describe('POST /v1/images/generations', () => {
     const fromUrl = await client.images.generate({ model: 'dall-e', prompt: 'a boat', response_format: 'b64_json' });
     expect(Buffer.from(fromUrl.data![0]!.b64_json!, 'base64')).toEqual(TINY_PNG);
     expect(fromUrl.data![0]!.revised_prompt).toBe('A picture of a boat');
+  });
+
+  it('edits a picture (images.edit), through the mock and an OpenAI upstream, charged per image', async () => {
+    const before = (await gw.gateway.store.getAccount('acct'))!.balanceMicros;
+    const edited = await client.images.edit({ model: 'mock-image', image: await toFile(TINY_PNG, 'in.png', { type: 'image/png' }), prompt: 'make it red', size: '16x16', n: 2, response_format: 'b64_json' });
+    expect(edited.data).toHaveLength(2);
+    expect(Buffer.from(edited.data![0]!.b64_json!, 'base64').subarray(0, 8)).toEqual(PNG_SIGNATURE);
+    const charged = before - (await gw.gateway.store.getAccount('acct'))!.balanceMicros;
+    expect(charged).toBe(80_000);
+
+    const upstreamEdit = await client.images.edit({ model: 'gpt-image', image: await toFile(TINY_PNG, 'in.png', { type: 'image/png' }), mask: await toFile(TINY_PNG, 'mask.png', { type: 'image/png' }), prompt: 'a hat', quality: 'low' });
+    expect(Buffer.from(upstreamEdit.data![0]!.b64_json!, 'base64')).toEqual(TINY_PNG);
+    const sent = upstream.requests.at(-1)!;
+    expect(sent.path).toBe('/v1/images/edits');
+    const form = sent.body as { fields: Array<[string, string]>; files: Array<{ field: string }> };
+    expect(form.fields).toEqual([['model', 'gpt-image-1'], ['prompt', 'a hat'], ['quality', 'low']]);
+    expect(form.files.map((file) => file.field)).toEqual(['image', 'mask']);
+  });
+
+  it('refuses an edit without its picture or prompt, or with a field it does not take, naming the field', async () => {
+    const send = (fields: Record<string, string>, withImage = true) => {
+      const form = new FormData();
+      for (const [name, value] of Object.entries(fields)) form.set(name, value);
+      if (withImage) form.set('image', new Blob([TINY_PNG], { type: 'image/png' }), 'in.png');
+      return fetch(`${gw.baseURL}/images/edits`, { method: 'POST', headers: { authorization: `Bearer ${gw.keys.main}` }, body: form });
+    };
+    for (const [fields, withImage, param] of [
+      [{ model: 'mock-image', prompt: 'x' }, false, 'image'],
+      [{ model: 'mock-image' }, true, 'prompt'],
+      [{ model: 'mock-image', prompt: 'x', style: 'vivid' }, true, 'style'],
+      [{ model: 'mock-image', prompt: 'x', n: '11' }, true, 'n'],
+    ] as const) {
+      const res = await send(fields, withImage);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as Json).error.param).toBe(param);
+    }
+    const two = await client.images.edit({ model: 'mock-image', image: [await toFile(TINY_PNG, 'a.png', { type: 'image/png' }), await toFile(TINY_PNG, 'b.png', { type: 'image/png' })], prompt: 'x' }).catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+    expect(two).toMatchObject({ status: 400, param: 'image' });
+    const unsupported = await client.images.edit({ model: 'claude-image', image: await toFile(TINY_PNG, 'in.png', { type: 'image/png' }), prompt: 'x' }).catch((e: unknown) => e as InstanceType<typeof OpenAI.APIError>);
+    expect(unsupported).toMatchObject({ status: 501, code: 'capability_not_implemented' });
   });
 
   it('links to the address the request reached when it named no Host (HTTP/1.0)', async () => {

@@ -9,7 +9,8 @@ import { GatewayError } from '../../errors/index.js';
 import type { ImageObject, ImagesRequest, ImagesResponse } from '../../protocol/images.js';
 import { validateImagesRequest } from '../../validation/images-request.js';
 import type { Assets } from '../../assets/assets.js';
-import type { UnaryOperation } from '../unary-service.js';
+import type { RouteCall, UnaryAnswer, UnaryOperation } from '../unary-service.js';
+import type { GeneratedImage } from '../../providers/types.js';
 
 export function imagesOperation(assets: Assets): UnaryOperation<ImagesRequest> {
   return {
@@ -21,22 +22,27 @@ export function imagesOperation(assets: Assets): UnaryOperation<ImagesRequest> {
     async call(adapter, request, route) {
       if (adapter.images === undefined) throw new GatewayError('capability_not_implemented', `Provider "${adapter.id}" does not implement image generation.`);
       const { images } = await adapter.images({ request, upstreamModel: route.upstreamModel, signal: route.signal, requestId: route.requestId });
-      if (images.length === 0) throw new GatewayError('upstream_malformed_response', `Provider "${adapter.id}" returned no image.`);
-      const data: ImageObject[] = [];
-      const format = request.response_format ?? defaultFormat(request.model, route.upstreamModel);
-      for (const image of images) {
-        const revised = image.revisedPrompt === undefined ? {} : { revised_prompt: image.revisedPrompt };
-        if (format === 'b64_json') {
-          data.push({ b64_json: image.data.toString('base64'), ...revised });
-        } else {
-          const asset = await assets.save(route.accountId, route.requestId, image.data, image.contentType);
-          data.push({ url: route.assetUrl(asset.id), ...revised });
-        }
-      }
-      const response: ImagesResponse = { created: Math.floor(Date.now() / 1000), data };
-      return { body: JSON.stringify(response), contentType: 'application/json; charset=utf-8', promptTokens: 0, completionTokens: 0, units: images.length };
+      return imagesAnswer(adapter.id, images, request, route, assets);
     },
   };
+}
+
+/** Images an adapter made, answered as OpenAI's images response: inline or as assets, charged per image. */
+export async function imagesAnswer(providerId: string, images: readonly GeneratedImage[], request: ImagesRequest, route: RouteCall, assets: Assets): Promise<UnaryAnswer> {
+  if (images.length === 0) throw new GatewayError('upstream_malformed_response', `Provider "${providerId}" returned no image.`);
+  const data: ImageObject[] = [];
+  const format = request.response_format ?? defaultFormat(request.model, route.upstreamModel);
+  for (const image of images) {
+    const revised = image.revisedPrompt === undefined ? {} : { revised_prompt: image.revisedPrompt };
+    if (format === 'b64_json') {
+      data.push({ b64_json: image.data.toString('base64'), ...revised });
+    } else {
+      const asset = await assets.save(route.accountId, route.requestId, image.data, image.contentType);
+      data.push({ url: route.assetUrl(asset.id), ...revised });
+    }
+  }
+  const response: ImagesResponse = { created: Math.floor(Date.now() / 1000), data };
+  return { body: JSON.stringify(response), contentType: 'application/json; charset=utf-8', promptTokens: 0, completionTokens: 0, units: images.length };
 }
 
 const GPT_IMAGE = /^(?:gpt-image|chatgpt-image)/i;

@@ -13,7 +13,7 @@ import { estimateMessagesTokens } from '../../protocol/token-estimate.js';
 import { upstreamFault, upstreamStatusError } from '../upstream/upstream-faults.js';
 import { sleep, type CancelSignal } from '../../util/cancellation.js';
 import type {
-  ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ImagesCall, ImagesResult, ProviderAdapter, SpeechCall, SpeechResult, StreamPiece,
+  ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ImageEditCall, ImagesCall, ImagesResult, ProviderAdapter, SpeechCall, SpeechResult, StreamPiece,
   TranscriptionCall, TranscriptionResult, VideoCall, VideoJobs,
 } from '../types.js';
 import { mockEmbeddings } from './embeddings.js';
@@ -164,6 +164,12 @@ export function createMockAdapter(provider: ProviderConfig): ProviderAdapter {
     },
 
     async images(call: ImagesCall): Promise<ImagesResult> {
+      await beforeAnswer(call);
+      return mockImages(call.request);
+    },
+
+    // An edit is painted as a generation is: the mock does not read pictures.
+    async imageEdit(call: ImageEditCall): Promise<ImagesResult> {
       await beforeAnswer(call);
       return mockImages(call.request);
     },

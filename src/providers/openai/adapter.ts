@@ -6,11 +6,12 @@
 import type { ProviderConfig } from '../../config/schema.js';
 import type { ChatCompletion } from '../../protocol/chat.js';
 import type {
-  AdapterOptions, ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ImagesCall, ImagesResult, ProviderAdapter, SpeechCall, SpeechResult,
+  AdapterOptions, ChatCall, ChatResult, ChatStream, EmbeddingsCall, EmbeddingsResult, ImageEditCall, ImagesCall, ImagesResult, ProviderAdapter, SpeechCall, SpeechResult,
   TranscriptionCall, TranscriptionResult,
 } from '../types.js';
 import { EMBEDDINGS_PATH, embeddingsBody, embeddingsResult } from './embeddings.js';
 import { IMAGES_PATH, imagesBody, imagesResult } from './images.js';
+import { IMAGE_EDITS_PATH, imageEditForm } from './image-edits.js';
 import { multipartHeaders, type MultipartBody } from './multipart-body.js';
 import { SPEECH_ACCEPT, SPEECH_PATH, speechBody, speechResult } from './speech.js';
 import { TRANSCRIPTIONS_PATH, TRANSLATIONS_PATH, transcriptionForm, transcriptionResult } from './transcriptions.js';
@@ -103,6 +104,11 @@ export function createOpenAIAdapter(provider: ProviderConfig, options: AdapterOp
     async images(call: ImagesCall): Promise<ImagesResult> {
       const text = await sendForText(imagesBody(call), call.signal, IMAGES_PATH);
       return { images: await imagesResult(providerId, apiKey, text, call.signal) };
+    },
+
+    async imageEdit(call: ImageEditCall): Promise<ImagesResult> {
+      const res = await sendForm(imageEditForm(call), call.signal, IMAGE_EDITS_PATH);
+      return { images: await imagesResult(providerId, apiKey, await readBodyText(res, call.signal), call.signal) };
     },
 
     async speech(call: SpeechCall): Promise<SpeechResult> {
