@@ -1,6 +1,9 @@
 /** One access line per request, in pino's format, with the public key id and never the key. */
 import { describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { generateApiKey } from '../../src/auth/api-key.js';
 import { validateConfig } from '../../src/config/validate.js';
 import { createGateway } from '../../src/app/gateway.js';
@@ -13,9 +16,12 @@ async function loggedGateway(mock?: Record<string, unknown>) {
   const out = new PassThrough();
   let text = '';
   out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  // Its blobs and spill in a directory of its own, never in the working tree.
+  const directory = mkdtempSync(join(tmpdir(), 'tollgate-test-access-log-'));
   const config = validateConfig(
     {
-      storage: { url: 'sqlite://:memory:' },
+      storage: { url: 'sqlite://:memory:', spill_directory: join(directory, 'spill') },
+      blobs: { directory: join(directory, 'blobs') },
       log: { level: 'info', requests: true },
       providers: [{ id: 'mock', kind: 'mock', ...(mock === undefined ? {} : { mock }) }],
       models: [MOCK_MODEL],
@@ -41,6 +47,7 @@ async function loggedGateway(mock?: Record<string, unknown>) {
     /** Closes the gateway (which flushes the log) and returns its lines. */
     async lines(): Promise<Array<Record<string, unknown>>> {
       await gateway.close();
+      rmSync(directory, { recursive: true, force: true });
       return text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     },
   };
