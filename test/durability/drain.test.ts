@@ -6,7 +6,7 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../src/auth/api-key.js';
@@ -29,7 +29,8 @@ const OUTPUT_MICROS = 2000;
 function configFor(db: string, key: string, options: { shutdownMs: number; latencyMs: number; chunkDelayMs: number }): string {
   return `
 server: { shutdown_timeout_ms: ${options.shutdownMs} }
-storage: { url: "sqlite://${db}" }
+storage: { url: "sqlite://${db}", spill_directory: "${dirname(db)}/spill" }
+blobs: { directory: "${dirname(db)}/blobs" }
 log: { level: info, requests: false }
 providers:
   - { id: slow, kind: mock, mock: { latency_ms: ${options.latencyMs} } }

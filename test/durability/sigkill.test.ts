@@ -17,9 +17,11 @@ afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-function configFor(storageUrl: string, key: string): string {
+/** Everything the gateway keeps on disk goes under `dir`, never the working tree. */
+function configFor(storageUrl: string, key: string, dir: string): string {
   return `
-storage: { url: "${storageUrl}" }
+storage: { url: "${storageUrl}", spill_directory: "${dir}/spill" }
+blobs: { directory: "${dir}/blobs" }
 log: { level: warn }
 providers: [{ id: mock, kind: mock, mock: { latency_ms: 5 } }]
 models:
@@ -72,7 +74,7 @@ describe.each(['sqlite', 'postgres'] as const)('SIGKILL under load (%s)', (backe
     const storageUrl = backend === 'sqlite' ? `sqlite://${join(dir, 'tollgate.db')}` : await freshSchemaUrl();
     const { key } = generateApiKey();
     const config = join(dir, 'tollgate.yaml');
-    writeFileSync(config, configFor(storageUrl, key));
+    writeFileSync(config, configFor(storageUrl, key, dir));
     const served = await serveCli(['--config', config, '--port', '0']);
     const exited = new Promise((resolve) => served.child.once('exit', resolve));
     const answered = await loadUntilKilled(served.url, key, 1500, () => served.child.kill('SIGKILL'));
